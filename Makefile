@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# siw2: build the kernel module for one or more kernels, the rdma-core
+# provider, and run the tests. `make help` lists the targets.
+
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+SIW2_CACHE ?= $(HOME)/.cache/siw2
+export SIW2_CACHE
+
+# Kernels to build for: KVER=... picks one; otherwise the running kernel if
+# its headers are installed, else every kernel whose headers are installed.
+RUNNING := $(shell uname -r)
+ifdef KVER
+KVERS := $(KVER)
+else ifneq ($(wildcard /lib/modules/$(RUNNING)/build),)
+KVERS := $(RUNNING)
+else
+KVERS := $(patsubst /lib/modules/%/build,%,$(wildcard /lib/modules/*/build))
+endif
+
+BUILD := $(TOP)/.build
+MOD_SRCS := $(wildcard $(TOP)/drivers/siw2/*.[ch]) \
+	    $(TOP)/drivers/siw2/Kbuild $(TOP)/drivers/siw2/proto.mk \
+	    $(wildcard $(TOP)/include/uapi/rdma/*.h)
+
+.PHONY: all modules module provider install install-module install-provider \
+	deps check check-full kunit demo fuzz lint clean help vm-prereqs \
+	$(addprefix module-,$(KVERS))
+
+all: modules provider
+
+help:
+	@echo 'make            build siw2.ko for $(KVERS) and the provider'
+	@echo 'make KVER=x     build for kernel x only (headers in /lib/modules/x/build)'
+	@echo 'make install    install module (+depmod) and provider on this host'
+	@echo 'make deps       install build and test dependencies (apt-get, root)'
+	@echo 'make demo       boot a guest, create a siw2 device, show it'
+	@echo 'make check      all tests CI runs (KUnit + guest suites, both kernels)'
+	@echo 'make check-full every guest suite on both kernels'
+	@echo 'make kunit      the KUnit suites only'
+	@echo 'make fuzz       run the protocol fuzzer (FUZZ_SECONDS=60)'
+	@echo 'make lint       checkpatch, W=1 and sparse over the module'
+
+modules: $(addprefix module-,$(KVERS))
+
+ifneq ($(words $(KVERS)),1)
+module:
+	$(error make module needs one kernel: KVER=...)
+else
+module: module-$(KVERS)
+	@ln -sfn $(BUILD)/$(KVERS)/siw2.ko $(TOP)/drivers/siw2/siw2.ko
+endif
+
+# Each kernel builds in its own directory of links to the sources, so the
+# objects of different kernels never mix and rebuilds stay incremental.
+$(addprefix module-,$(KVERS)): module-%: $(MOD_SRCS)
+	@test -d /lib/modules/$*/build || { \
+	  echo "siw2: no headers for kernel $* (/lib/modules/$*/build)." \
+	       "Install linux-headers-$* or run 'make deps'." >&2; exit 1; }
+	@mkdir -p $(BUILD)/$*
+	@find $(BUILD)/$* -maxdepth 1 -type l -delete
+	@for f in $(TOP)/drivers/siw2/*.[ch] $(TOP)/drivers/siw2/Kbuild \
+		 $(TOP)/drivers/siw2/proto.mk $(TOP)/drivers/siw2/tests; do \
+		ln -sfn $$f $(BUILD)/$*/; done
+	$(MAKE) -C /lib/modules/$*/build M=$(BUILD)/$* SIW2_TOP=$(TOP) \
+		W=$(or $(W),1) $(if $(SIW2_WERROR),SIW2_WERROR=y) modules
+
+provider:
+	$(MAKE) -C $(TOP)/userspace/provider
+
+vm-prereqs: module provider
+
+install: install-module install-provider
+
+install-module: module
+	$(MAKE) -C /lib/modules/$(KVERS)/build M=$(BUILD)/$(KVERS) \
+		SIW2_TOP=$(TOP) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KVERS)
+
+install-provider: provider
+	$(MAKE) -C $(TOP)/userspace/provider install
+
+deps:
+	$(TOP)/scripts/deps
+
+check:
+	$(TOP)/scripts/check
+
+check-full:
+	$(TOP)/scripts/check --full
+
+kunit:
+	$(TOP)/scripts/kunit-run
+
+demo:
+	$(TOP)/scripts/demo
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(TOP)/scripts/fuzz-run $(FUZZ_SECONDS)
+
+lint:
+	$(TOP)/scripts/lint
+
+clean:
+	rm -rf $(BUILD) $(TOP)/drivers/siw2/siw2.ko
+	$(MAKE) -C $(TOP)/userspace/provider clean

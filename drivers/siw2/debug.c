@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Object accounting, for tests: every object siw2 creates is counted up when
+ * created and down when freed, and /sys/kernel/debug/siw2/objects shows the
+ * live counts. The guest suites fail on any object created but not destroyed.
+ */
+#include <linux/atomic.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "siw2.h"
+
+static atomic_long_t live[SIW2_OBJ_MAX];
+
+static const char *const obj_names[SIW2_OBJ_MAX] = {
+	[SIW2_OBJ_DEVICE] = "device",
+	[SIW2_OBJ_UCONTEXT] = "ucontext",
+	[SIW2_OBJ_PD] = "pd",
+};
+
+static struct dentry *debug_dir;
+
+void siw2_obj_created(enum siw2_obj obj)
+{
+	atomic_long_inc(&live[obj]);
+}
+
+void siw2_obj_destroyed(enum siw2_obj obj)
+{
+	WARN_ON_ONCE(atomic_long_dec_return(&live[obj]) < 0);
+}
+
+static int objects_show(struct seq_file *m, void *unused)
+{
+	int i;
+
+	for (i = 0; i < SIW2_OBJ_MAX; i++)
+		seq_printf(m, "%s %ld\n", obj_names[i],
+			   atomic_long_read(&live[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(objects);
+
+void siw2_debug_init(void)
+{
+	/* Debugfs failures are not errors: the driver works without it. */
+	debug_dir = debugfs_create_dir(SIW2_DRV_NAME, NULL);
+	debugfs_create_file("objects", 0400, debug_dir, NULL, &objects_fops);
+}
+
+void siw2_debug_uninit(void)
+{
+	debugfs_remove(debug_dir);
+}

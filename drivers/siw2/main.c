@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * siw2: software iWARP (RDMAP/DDP/MPA over kernel TCP sockets).
+ *
+ * Only the module's init/exit ladder lives here.
+ */
+#include <linux/module.h>
+#include <rdma/rdma_netlink.h>
+
+#include "siw2.h"
+
+static int __init siw2_mod_init(void)
+{
+	int ret;
+
+	siw2_debug_init();
+	ret = siw2_device_init();
+	if (ret)
+		goto err_debug;
+	return 0;
+
+err_debug:
+	siw2_debug_uninit();
+	return ret;
+}
+
+static void __exit siw2_mod_exit(void)
+{
+	siw2_device_uninit();
+	siw2_debug_uninit();
+}
+
+module_init(siw2_mod_init);
+module_exit(siw2_mod_exit);
+
+MODULE_AUTHOR("The siw2 authors");
+MODULE_DESCRIPTION("Software iWARP RDMA device");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_RDMA_LINK(SIW2_LINK_TYPE);
