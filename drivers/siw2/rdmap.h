@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * RDMAP (RFC 5040) and its extensions (RFC 7306) as pure code: the opcode
+ * table, header build and parse, Terminate build and parse, the checks
+ * RDMAP makes on a message, ORD/IRD accounting, fences, and the atomic
+ * arithmetic. Nothing here touches memory objects, sockets or locks: the
+ * caller looks its STags up and passes what it found.
+ */
+#ifndef SIW2_RDMAP_H
+#define SIW2_RDMAP_H
+
+#include <linux/types.h>
+#include "wire.h"
+
+/* What the receive path does with a message of an opcode. */
+enum siw2_rdmap_class {
+	SIW2_CLASS_RESERVED = 0,
+	SIW2_CLASS_WRITE,
+	SIW2_CLASS_READ_REQ,
+	SIW2_CLASS_READ_RESP,
+	SIW2_CLASS_SEND,
+	SIW2_CLASS_TERMINATE,
+	SIW2_CLASS_IMM,
+	SIW2_CLASS_ATOMIC_REQ,
+	SIW2_CLASS_ATOMIC_RESP,
+};
+
+/**
+ * struct siw2_rdmap_op_info - fixed properties of one RDMAP opcode
+ * @hdr_len: DDP plus RDMAP header octets at the start of every segment
+ * @qn: untagged queue number (unused when @tagged)
+ * @cls: handler class
+ * @tagged: sent with the DDP tagged buffer model
+ * @payload: may carry ULP payload, and so span several segments; opcodes
+ *	without it are one segment of exactly @hdr_len octets
+ * @consumes_rq: consumes a receive WQE at the Data Sink
+ * @inval: carries an Invalidate STag
+ * @se: asks for a solicited event
+ * @ext: defined by RFC 7306 rather than RFC 5040
+ */
+struct siw2_rdmap_op_info {
+	u8 hdr_len;
+	u8 qn;
+	enum siw2_rdmap_class cls;
+	bool tagged;
+	bool payload;
+	bool consumes_rq;
+	bool inval;
+	bool se;
+	bool ext;
+};
+
+/* RFC 7306 Atomic Request fields, host order. */
+struct siw2_atomic {
+	u8 op;
+	u32 req_id;
+	u32 stag;
+	u64 to;
+	u64 add_swap;
+	u64 add_swap_mask;
+	u64 cmp;
+	u64 cmp_mask;
+};
+
+/**
+ * struct siw2_rdmap_hdr - one segment's DDP and RDMAP header, host order
+ * @opcode: RDMAP opcode
+ * @last: DDP Last flag
+ * @stag: tagged: the Data Sink's STag
+ * @to: tagged: the Tagged Offset of the segment's first payload octet
+ * @qn: untagged: queue number (the builder takes it from the opcode table)
+ * @msn: untagged: message sequence number
+ * @mo: untagged: message offset of the segment's first payload octet
+ * @inval_stag: Send with Invalidate variants: the STag to invalidate
+ * @rreq: Read Request: sink STag/TO, size, source STag/TO
+ * @term_ctrl: Terminate: control word (layer, type, code, Hdr Ctrl)
+ * @imm: Immediate Data variants: the immediate data
+ * @atomic: Atomic Request
+ * @aresp: Atomic Response: request identifier and original remote value
+ */
+struct siw2_rdmap_hdr {
+	u8 opcode;
+	bool last;
+	u32 stag;
+	u64 to;
+	u32 qn;
+	u32 msn;
+	u32 mo;
+	u32 inval_stag;
+	union {
+		struct {
+			u32 sink_stag;
+			u64 sink_to;
+			u32 size;
+			u32 src_stag;
+			u64 src_to;
+		} rreq;
+		u32 term_ctrl;
+		u64 imm;
+		struct siw2_atomic atomic;
+		struct {
+			u32 req_id;
+			u64 orig;
+		} aresp;
+	};
+};
+
+const struct siw2_rdmap_op_info *siw2_rdmap_op(u8 opcode);
+u32 siw2_rdmap_ctrl_check(u8 ddp_ctrl, u8 rdmap_ctrl, bool ext,
+			  const struct siw2_rdmap_op_info **op);
+u32 siw2_rdmap_build(union siw2_iwarp_hdr *h, const struct siw2_rdmap_hdr *m);
+u32 siw2_rdmap_parse(const union siw2_iwarp_hdr *h, u32 len, bool ext,
+		     struct siw2_rdmap_hdr *m);
+
+/**
+ * struct siw2_stag_view - what the caller found when it looked an STag up
+ * @valid: the STag names a valid memory region or window
+ * @assoc: it belongs to this stream's protection domain (or stream)
+ * @access: it grants the access the operation needs
+ * @base: first valid Tagged Offset
+ * @len: octets valid from @base
+ */
+struct siw2_stag_view {
+	bool valid;
+	bool assoc;
+	bool access;
+	u64 base;
+	u64 len;
+};
+
+bool siw2_range_ok(u64 to, u64 len, u64 base, u64 size);
+u32 siw2_rdmap_check_stag(const struct siw2_stag_view *v, u64 to, u64 len);
+
+/**
+ * struct siw2_inval_view - the STag a Send with Invalidate names
+ * @exists: the STag names a memory region or window
+ * @same_pd: it belongs to this stream's protection domain
+ * @invalidatable: it may be invalidated remotely (not a local-only STag,
+ *	no windows bound to the region)
+ */
+struct siw2_inval_view {
+	bool exists;
+	bool same_pd;
+	bool invalidatable;
+};
+
+u32 siw2_rdmap_check_inval(const struct siw2_inval_view *v);
+
+/**
+ * struct siw2_term_info - a Terminate message's body, to send or received
+ * @cause: layer, error type and error code (SIW2_TERM_*)
+ * @hdrctl: SIW2_TERM_M, SIW2_TERM_D and SIW2_TERM_R as on the wire
+ * @seg_len: DDP segment length of the offending segment (valid with M)
+ * @ddp_len: octets in @ddp_hdr (0, 14 or 18; nonzero only with D)
+ * @rdmap_len: octets in @rdmap_hdr (0, 28 or 52; nonzero only with R)
+ * @ddp_hdr: copy of the offending DDP header
+ * @rdmap_hdr: copy of the offending RDMAP header
+ */
+struct siw2_term_info {
+	u32 cause;
+	u32 hdrctl;
+	u16 seg_len;
+	u8 ddp_len;
+	u8 rdmap_len;
+	u8 ddp_hdr[sizeof(struct siw2_ddp_untagged_hdr)];
+	u8 rdmap_hdr[sizeof(struct siw2_rdmap_atomic_req)];
+};
+
+void siw2_rdmap_term_prepare(struct siw2_term_info *t, u32 cause,
+			     const u8 *bad, u32 bad_len, u32 seg_len);
+u32 siw2_rdmap_term_build(u8 *buf, u32 size, const struct siw2_term_info *t);
+int siw2_rdmap_term_parse(u32 term_ctrl, const u8 *body, u32 len,
+			  struct siw2_term_info *t);
+
+/*
+ * ORD: the Local Peer's outbound RDMA Read and Atomic Requests that have
+ * not yet been answered. IRD: inbound ones the Local Peer is answering.
+ * Both are plain counters owned by the caller, under the caller's lock.
+ */
+struct siw2_rdmap_ord {
+	u32 max;
+	u32 outstanding;
+};
+
+struct siw2_rdmap_ird {
+	u32 max;
+	u32 active;
+};
+
+/* Why a send queue element cannot start yet. */
+enum siw2_rdmap_issue {
+	SIW2_ISSUE_NOW = 0,
+	SIW2_ISSUE_WAIT_ORD,
+	SIW2_ISSUE_WAIT_FENCE,
+};
+
+enum siw2_rdmap_issue siw2_rdmap_may_issue(const struct siw2_rdmap_ord *o,
+					   u8 opcode, bool fence);
+int siw2_rdmap_ord_issue(struct siw2_rdmap_ord *o, u8 opcode, bool fence);
+int siw2_rdmap_ord_complete(struct siw2_rdmap_ord *o);
+u32 siw2_rdmap_ird_begin(struct siw2_rdmap_ird *ird);
+int siw2_rdmap_ird_end(struct siw2_rdmap_ird *ird);
+
+void siw2_rdmap_atomic_fetch_add(struct siw2_atomic *a, u64 add);
+void siw2_rdmap_atomic_cmp_swap(struct siw2_atomic *a, u64 cmp, u64 swap);
+u32 siw2_rdmap_atomic_check(const struct siw2_atomic *a,
+			    const struct siw2_stag_view *v);
+u64 siw2_rdmap_atomic_apply(const struct siw2_atomic *a, u64 old);
+
+#endif /* SIW2_RDMAP_H */
