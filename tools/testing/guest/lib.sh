@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for siw2's guest test suites. A suite is a bash script under
+# suites/ that sources this file, runs checks and ends with `t_done`.
+# Checks assert behaviour: each names what must hold and fails loudly.
+
+T_PASS=0
+T_FAIL=0
+T_SKIP=0
+T_SUITE=${T_SUITE:-$(basename "${0%.sh}")}
+
+t_log() { printf '%s: %s\n' "$T_SUITE" "$*"; }
+
+t_pass() { T_PASS=$((T_PASS + 1)); printf 'ok   - %s: %s\n' "$T_SUITE" "$1"; }
+
+t_fail() {
+	T_FAIL=$((T_FAIL + 1))
+	printf 'FAIL - %s: %s\n' "$T_SUITE" "$1"
+	shift
+	[ $# -gt 0 ] && printf '       %s\n' "$@"
+	return 0
+}
+
+t_skip() { T_SKIP=$((T_SKIP + 1)); printf 'skip - %s: %s (%s)\n' "$T_SUITE" "$1" "$2"; }
+
+# t_ok NAME CMD...: passes when CMD exits 0; shows its output otherwise.
+t_ok() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		t_pass "$name"
+	else
+		t_fail "$name" "command: $*" "exit $?, output: ${out:0:2000}"
+	fi
+}
+
+# t_refused NAME CMD...: passes when CMD fails (a refusal is the behaviour).
+t_refused() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		t_fail "$name" "command unexpectedly succeeded: $*" "${out:0:2000}"
+	else
+		t_pass "$name"
+		printf '       (refused: %s)\n' "$(echo "$out" | head -n 2 | tr '\n' ' ')"
+	fi
+}
+
+# t_eq NAME EXPECTED ACTUAL
+t_eq() {
+	if [ "$2" = "$3" ]; then
+		t_pass "$1"
+	else
+		t_fail "$1" "expected: $2" "actual:   $3"
+	fi
+}
+
+# t_match NAME REGEX TEXT
+t_match() {
+	if printf '%s\n' "$3" | grep -Eq -- "$2"; then
+		t_pass "$1"
+	else
+		t_fail "$1" "no line matches /$2/ in:" "${3:0:2000}"
+	fi
+}
+
+# Wait up to $2 seconds (default 10) for CMD to succeed.
+t_wait() {
+	local tries=$(( ${2:-10} * 10 )) cmd=$1
+	while [ "$tries" -gt 0 ]; do
+		eval "$cmd" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	return 1
+}
+
+t_done() {
+	printf '%s: %d passed, %d failed, %d skipped\n' \
+		"$T_SUITE" "$T_PASS" "$T_FAIL" "$T_SKIP"
+	[ "$T_FAIL" -eq 0 ]
+}
+
+# Unreclaimable slab in KiB: what a leaked kernel object shows up in.
+slab_kib() { awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo; }
+
+# A dummy netdev with a documentation address (RFC 5737); never leaves.
+mk_dummy() {
+	local name=$1 addr=$2
+	ip link add "$name" type dummy &&
+	ip addr add "$addr" dev "$name" &&
+	ip link set "$name" up
+}
+
+# What /sys/kernel/debug/siw2/objects shows when nothing is alive.
+siw2_objects_zero() { sed 's/ .*/ 0/' /sys/kernel/debug/siw2/objects; }

@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Device lifecycle: load, rdma link add/delete, what userspace sees through
+# libsiw2, refusals, netdev removal under a live device, unload, and 50
+# add/delete cycles without slab growth.
+. "$(dirname "$0")/../lib.sh"
+
+# The node GUID siw2 derives from a MAC: modified EUI-64, as ibv_devinfo
+# prints it (four groups of four hex digits).
+eui64_guid() {
+	local IFS=: m
+	read -r -a m <<<"$1"
+	printf '%02x%s:%sff:fe%s:%s%s\n' $((0x${m[0]} ^ 2)) "${m[1]}" \
+		"${m[2]}" "${m[3]}" "${m[4]}" "${m[5]}"
+}
+
+t_ok "modprobe siw2" modprobe siw2
+t_match "module is loaded" '^siw2 ' "$(lsmod)"
+
+mk_dummy d0 192.0.2.1/24
+t_ok "rdma link add siw2_0 on a dummy netdev" \
+	rdma link add siw2_0 type siw2 netdev d0
+t_match "rdma link shows siw2_0 on d0" 'link siw2_0/1 .*netdev d0' \
+	"$(rdma link show)"
+t_match "rdma dev shows siw2_0" '^[0-9]+: siw2_0: node_type rnic' \
+	"$(rdma dev show)"
+t_eq "abi attribute for the provider" 1 \
+	"$(cat /sys/class/infiniband/siw2_0/siw2/abi_version)"
+
+devs=$(ibv_devices 2>&1)
+t_match "ibv_devices lists siw2_0 through libsiw2" '^ +siw2_0 ' "$devs"
+if printf '%s' "$devs" | grep -qi warning; then
+	t_fail "libibverbs loads libsiw2 without warnings" "$devs"
+else
+	t_pass "libibverbs loads libsiw2 without warnings"
+fi
+
+info=$(ibv_devinfo -v -d siw2_0 2>&1)
+t_match "ibv_devinfo: transport iWARP" 'transport:[[:space:]]+iWARP \(1\)' "$info"
+mac=$(cat /sys/class/net/d0/address)
+t_match "ibv_devinfo: node GUID from the netdev MAC ($mac)" \
+	"node_guid:[[:space:]]+$(eui64_guid "$mac")" "$info"
+t_match "ibv_devinfo: port active" 'state:[[:space:]]+PORT_ACTIVE' "$info"
+t_match "ibv_devinfo: sane max_qp" 'max_qp:[[:space:]]+[1-9][0-9]{2,}' "$info"
+t_match "ibv_devinfo: sane max_qp_wr" 'max_qp_wr:[[:space:]]+[1-9][0-9]{2,}' "$info"
+t_match "ibv_devinfo: max_sge > 1" 'max_sge:[[:space:]]+([2-9]|[1-9][0-9])' "$info"
+t_match "ibv_devinfo: MTU follows the netdev (1500 -> 1024)" \
+	'active_mtu:[[:space:]]+1024' "$info"
+
+ip link set d0 down
+t_ok "port goes down with the netdev" \
+	t_wait "ibv_devinfo -d siw2_0 | grep -q PORT_DOWN" 5
+ip link set d0 up
+
+t_refused "a second device on the same netdev is refused" \
+	rdma link add siw2_1 type siw2 netdev d0
+t_refused "an unknown netdev is refused" \
+	rdma link add siw2_1 type siw2 netdev nosuchdev
+if modprobe vcan 2>/dev/null && ip link add vc0 type vcan 2>/dev/null; then
+	t_refused "a netdev that cannot carry TCP (vcan) is refused" \
+		rdma link add siw2_1 type siw2 netdev vc0
+	ip link del vc0
+else
+	t_skip "a netdev that cannot carry TCP is refused" "no vcan module"
+fi
+t_eq "refusals left no device behind" "siw2_0" \
+	"$(rdma dev show | awk '{ print $2 }' | tr -d : | tr '\n' ' ' | xargs)"
+
+t_ok "rdma link delete siw2_0" rdma link delete siw2_0
+t_eq "the device is gone" "" "$(rdma dev show | grep siw2)"
+
+t_ok "re-add after delete" rdma link add siw2_0 type siw2 netdev d0
+ip link del d0
+t_ok "deleting the netdev removes the device" \
+	t_wait "! rdma dev show | grep -q siw2_0" 10
+
+# Namespaces: a device created in a namespace, for that namespace's netdev.
+ip netns add t1
+ip -n t1 link add d1 type dummy
+ip -n t1 addr add 198.51.100.1/24 dev d1
+ip -n t1 link set d1 up
+t_ok "rdma link add inside a network namespace" \
+	ip netns exec t1 rdma link add siw2_ns type siw2 netdev d1
+t_match "the namespace's device shows on its netdev" 'siw2_ns/1 .*netdev d1' \
+	"$(ip netns exec t1 rdma link show)"
+ip netns del t1
+t_ok "deleting the namespace removes its device" \
+	t_wait "! rdma dev show | grep -q siw2_ns" 10
+
+# 50 add/query/delete cycles leave no siw2 object behind and do not grow
+# unreclaimable slab. 50 warm-up cycles first: the core's allocators (device
+# index xarray, kernfs, uverbs minors) grow on first use, for rxe alike.
+mk_dummy d0 192.0.2.1/24
+cycle() {
+	rdma link add siw2_0 type siw2 netdev d0 &&
+		ibv_devinfo -d siw2_0 >/dev/null 2>&1 &&
+		rdma link delete siw2_0
+}
+for i in $(seq 50); do cycle; done
+sleep 1
+before=$(slab_kib)
+ok=0
+for i in $(seq 50); do cycle && ok=$((ok + 1)); done
+sleep 1
+after=$(slab_kib)
+t_eq "50 add/query/delete cycles all succeed" 50 "$ok"
+t_eq "no live siw2 objects after the cycles" "$(siw2_objects_zero)" \
+	"$(cat /sys/kernel/debug/siw2/objects)"
+growth=$((after - before))
+# A leaked device alone is a 4 KiB allocation: 200 KiB over 50 cycles.
+if [ "$growth" -lt 192 ]; then
+	t_pass "no slab growth over 50 cycles (${growth} KiB)"
+else
+	t_fail "no slab growth over 50 cycles" "SUnreclaim grew ${growth} KiB"
+fi
+
+t_ok "a live device at unload" rdma link add siw2_0 type siw2 netdev d0
+t_ok "modprobe -r siw2 with a device present" modprobe -r siw2
+t_eq "unload removed the device" "" "$(rdma dev show | grep siw2)"
+t_eq "module is gone" "" "$(lsmod | grep '^siw2 ')"
+ip link del d0
+
+t_done
