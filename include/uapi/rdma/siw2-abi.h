@@ -33,4 +33,197 @@ struct siw2_uresp_alloc_ctx {
 	__aligned_u64 reserved;
 };
 
+/*
+ * Shared queues
+ * =============
+ *
+ * Every queue (SQ, RQ, SRQ, CQ) is one mapping: a struct siw2_ring_ctl,
+ * then SIW2_RING_CTL_SIZE bytes in, 'size' entries (a power of two) of the
+ * queue's entry type. Kernel consumers use the same layout in kernel
+ * memory, so there is one data path for both.
+ *
+ * Indices are free running u32 counters; an entry's slot is
+ * index & (size - 1). Exactly one side writes each index:
+ *
+ *   queue      producer (writes prod)   consumer (writes cons)
+ *   SQ, RQ,    user (provider)          kernel
+ *   SRQ
+ *   CQ         kernel                   user (provider)
+ *
+ * Ordering (correct on weakly ordered CPUs too):
+ * - The producer fills the entry, then stores prod with release semantics
+ *   (smp_store_release / __atomic_store_n(..., __ATOMIC_RELEASE)).
+ * - The consumer loads prod with acquire semantics, then reads entries up
+ *   to it, then stores cons with release semantics, after which the slots
+ *   belong to the producer again.
+ * - The producer loads cons with acquire semantics to find free slots.
+ *
+ * The kernel never trusts shared memory: it copies an entry out once
+ * (READ_ONCE) and validates the copy, and treats any prod/cons value that
+ * claims more than 'size' outstanding entries as a broken queue (the QP or
+ * CQ goes to error), never as an index to follow.
+ *
+ * CQ notification: the user arms the CQ by storing SIW2_CQ_ARM_NEXT or
+ * SIW2_CQ_ARM_SOLICITED into ctl->flags. After storing a CQE's prod, the
+ * kernel issues a full barrier (smp_mb) and then exchanges ctl->flags with
+ * 0 when the new CQE satisfies the arm; if it did, it raises the event. The
+ * provider issues a full barrier between its store of the arm and any
+ * later load of prod. With both barriers, a CQE produced concurrently with
+ * arming is either seen by the application's next poll or raises an event;
+ * it cannot be lost (libibverbs' req_notify_cq contract).
+ *
+ * SQ doorbell: after publishing SQEs the provider loads ctl->flags; while
+ * SIW2_SQ_NEED_WAKEUP is set (the kernel's send engine is not watching the
+ * queue) it rings the doorbell, which is IB_USER_VERBS_CMD_POST_SEND with
+ * no work requests.
+ */
+#define SIW2_RING_CTL_SIZE 256
+
+struct siw2_ring_ctl {
+	__u32 prod;
+	__u32 pad0[15];		/* prod and cons on separate cache lines */
+	__u32 cons;
+	__u32 pad1[15];
+	__u32 flags;		/* SIW2_SQ_* or SIW2_CQ_* below */
+	__u32 pad2[15];
+};
+
+/* siw2_ring_ctl.flags of a send queue, written by the kernel */
+#define SIW2_SQ_NEED_WAKEUP	(1U << 0)
+
+/* siw2_ring_ctl.flags of a CQ: the arm, written by the user */
+#define SIW2_CQ_ARM_NEXT	(1U << 0)
+#define SIW2_CQ_ARM_SOLICITED	(1U << 1)
+
+#define SIW2_UMAX_SGE 6
+#define SIW2_UMAX_INLINE 192
+
+struct siw2_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* siw2_sqe.opcode */
+enum siw2_opcode {
+	SIW2_OP_SEND = 0,
+	SIW2_OP_SEND_INV = 1,		/* invalidates imm_inv at the peer */
+	SIW2_OP_WRITE = 2,
+	SIW2_OP_WRITE_IMM = 3,		/* RFC 7306: Write, then Immediate Data */
+	SIW2_OP_SEND_IMM = 4,		/* RFC 7306: Immediate Data alone */
+	SIW2_OP_READ = 5,
+	SIW2_OP_READ_INV = 6,		/* kernel only: invalidates the sink lkey */
+	SIW2_OP_ATOMIC_CMP_SWP = 7,
+	SIW2_OP_ATOMIC_FETCH_ADD = 8,
+	SIW2_OP_LOCAL_INV = 9,
+	SIW2_OP_REG_MR = 10,		/* kernel only */
+	SIW2_OP_MAX
+};
+
+/* siw2_sqe.flags */
+#define SIW2_WQE_SIGNALED	(1U << 0)
+#define SIW2_WQE_SOLICITED	(1U << 1)
+#define SIW2_WQE_FENCE		(1U << 2)
+#define SIW2_WQE_INLINE		(1U << 3)
+
+/*
+ * A send queue entry, 256 bytes. With SIW2_WQE_INLINE, num_sge is 0,
+ * inline_len bytes of data follow in 'inline_data'; otherwise num_sge
+ * entries of 'sge' are valid.
+ */
+struct siw2_sqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 flags;
+	__u8 num_sge;
+	__u8 rsvd0;
+	__u32 imm_inv;		/* immediate data (as given) or an rkey */
+	__aligned_u64 raddr;
+	__u32 rkey;
+	__u32 inline_len;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	__aligned_u64 rsvd1[2];
+	union {
+		struct siw2_sge sge[SIW2_UMAX_SGE];
+		__u8 inline_data[SIW2_UMAX_INLINE];
+	};
+};
+
+/* A receive queue entry (RQ and SRQ), 128 bytes. */
+struct siw2_rqe {
+	__aligned_u64 wr_id;
+	__u8 num_sge;
+	__u8 rsvd0[7];
+	struct siw2_sge sge[SIW2_UMAX_SGE];
+	__aligned_u64 rsvd1[2];
+};
+
+/* siw2_cqe.opcode */
+enum siw2_cqe_opcode {
+	SIW2_WC_SEND = 0,
+	SIW2_WC_WRITE = 1,
+	SIW2_WC_READ = 2,
+	SIW2_WC_COMP_SWAP = 3,
+	SIW2_WC_FETCH_ADD = 4,
+	SIW2_WC_LOCAL_INV = 5,
+	SIW2_WC_REG_MR = 6,
+	SIW2_WC_RECV = 7,
+	SIW2_WC_RECV_IMM = 8,		/* an RFC 7306 Immediate Data message */
+	SIW2_WC_RECV_WRITE_IMM = 9,	/* Write followed by Immediate Data */
+};
+
+/* siw2_cqe.flags */
+#define SIW2_CQE_WITH_IMM	(1U << 0)
+#define SIW2_CQE_WITH_INV	(1U << 1)
+#define SIW2_CQE_SOLICITED	(1U << 2)
+
+/*
+ * A completion, 32 bytes. 'status' uses the IB/ibv work completion status
+ * numbering (identical in the kernel and in libibverbs).
+ */
+struct siw2_cqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 status;
+	__u8 flags;
+	__u8 rsvd0;
+	__u32 byte_len;
+	__u32 imm_inv;		/* immediate data or the invalidated rkey */
+	__u32 qp_num;
+	__u32 vendor_err;
+	__u32 rsvd1;
+};
+
+/* Driver data of create_cq's response. */
+struct siw2_uresp_create_cq {
+	__u32 cq_id;
+	__u32 num_cqe;		/* entries in the ring, a power of two */
+	__aligned_u64 mmap_key;	/* offset to mmap() the ring at */
+};
+
+/* Driver data of resize_cq's response: the resized ring is a new mapping. */
+struct siw2_uresp_resize_cq {
+	__u32 num_cqe;
+	__u32 rsvd;
+	__aligned_u64 mmap_key;
+};
+
+/* Driver data of create_qp's response. sq_key/rq_key are 0 for absent queues. */
+struct siw2_uresp_create_qp {
+	__u32 qp_id;
+	__u32 num_sqe;
+	__u32 num_rqe;
+	__u32 rsvd;
+	__aligned_u64 sq_key;
+	__aligned_u64 rq_key;
+};
+
+/* Driver data of create_srq's response. */
+struct siw2_uresp_create_srq {
+	__u32 num_rqe;
+	__u32 rsvd;
+	__aligned_u64 rq_key;
+};
+
 #endif /* SIW2_ABI_H */
