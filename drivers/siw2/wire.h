@@ -30,6 +30,7 @@ struct siw2_mpa_rr {
 	u8 rev;
 	__be16 pd_len;			/* octets of Private Data that follow */
 };
+
 static_assert(sizeof(struct siw2_mpa_rr) == 20);
 
 #define SIW2_MPA_FLAG_M 0x80	/* sender wants Markers in what it receives */
@@ -52,6 +53,7 @@ struct siw2_mpa_v2 {
 	__be16 ird;
 	__be16 ord;
 };
+
 static_assert(sizeof(struct siw2_mpa_v2) == 4);
 
 #define SIW2_MPA_V2_A 0x8000		/* in ird: peer-to-peer model */
@@ -69,6 +71,7 @@ static_assert(sizeof(struct siw2_mpa_v2) == 4);
 struct siw2_mpa_fpdu_hdr {
 	__be16 ulpdu_len;
 };
+
 static_assert(sizeof(struct siw2_mpa_fpdu_hdr) == 2);
 
 /*
@@ -80,6 +83,7 @@ static_assert(sizeof(struct siw2_mpa_fpdu_hdr) == 2);
 struct siw2_mpa_crc {
 	__le32 crc;
 };
+
 static_assert(sizeof(struct siw2_mpa_crc) == 4);
 
 /* RFC 5044 4.2 */
@@ -87,6 +91,7 @@ struct siw2_mpa_marker {
 	__be16 reserved;
 	__be16 fpduptr;		/* back to ULPDU_Length; low two bits zero */
 };
+
 static_assert(sizeof(struct siw2_mpa_marker) == 4);
 
 #define SIW2_MPA_HDR_LEN sizeof(struct siw2_mpa_fpdu_hdr)
