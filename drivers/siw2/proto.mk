@@ -5,3 +5,4 @@
 # userspace fuzz harness, so this list is the one place that names them.
 SIW2_PROTO_OBJS := mpa.o ddp.o rdmap.o
 SIW2_KUNIT_OBJS := tests/mpa_test.o tests/ddp_test.o tests/rdmap_test.o
+SIW2_KUNIT_OBJS += tests/rfc_test.o
