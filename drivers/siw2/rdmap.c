@@ -679,7 +679,7 @@ void siw2_rdmap_atomic_cmp_swap(struct siw2_atomic *a, u64 cmp, u64 swap)
 u32 siw2_rdmap_atomic_check(const struct siw2_atomic *a,
 			    const struct siw2_stag_view *v)
 {
-	if (a->op != SIW2_ATOMIC_FETCH_ADD && a->op != SIW2_ATOMIC_CMP_SWAP)
+	if (a->op > SIW2_ATOMIC_CMP_SWAP)
 		return SIW2_TERM_RDMAP_OP_UNSPEC;
 	if (a->to & 7)
 		return SIW2_TERM_RDMAP_OP_UNSPEC;
@@ -713,8 +713,9 @@ static u64 fetch_add(u64 old, u64 add, u64 bounds)
  *
  * The caller reads @old, stores the result and returns @old in the Atomic
  * Response, all under its lock; this is only the arithmetic.
- * Compare and Swap compares the bits of the compare mask and replaces the
- * bits of the swap mask; Fetch and Add adds field by field (fetch_add()).
+ * Swap replaces the bits of the swap mask; Compare and Swap does so only
+ * when the bits of the compare mask match; Fetch and Add adds field by
+ * field (fetch_add()).
  *
  * Return: the new value (@old when nothing changes).
  */
@@ -726,6 +727,8 @@ u64 siw2_rdmap_atomic_apply(const struct siw2_atomic *a, u64 old)
 	case SIW2_ATOMIC_CMP_SWAP:
 		if ((old ^ a->cmp) & a->cmp_mask)
 			return old;
+		fallthrough;
+	case SIW2_ATOMIC_SWAP:
 		return (old & ~a->add_swap_mask) |
 		       (a->add_swap & a->add_swap_mask);
 	default:

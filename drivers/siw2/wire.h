@@ -250,9 +250,11 @@ static_assert(sizeof(struct siw2_rdmap_atomic_req) == 52);
 
 #define SIW2_ATOMIC_OP		0x0000000f
 
+/* RFC 7306 Atomic Operation Subcodes (IANA RDDP registry) */
 enum siw2_atomic_op {
 	SIW2_ATOMIC_FETCH_ADD	= 0x0,
-	SIW2_ATOMIC_CMP_SWAP	= 0x1,
+	SIW2_ATOMIC_SWAP	= 0x1,
+	SIW2_ATOMIC_CMP_SWAP	= 0x2,
 };
 
 /* RFC 7306: Atomic Response header, after the untagged DDP header. */

@@ -593,9 +593,31 @@ static void rdmap_test_atomic_math(struct kunit *test)
 	/* An empty compare mask always matches. */
 	a.cmp_mask = 0;
 	KUNIT_EXPECT_EQ(test, siw2_rdmap_atomic_apply(&a, 1), 0xaaaaaaaa00000001ULL);
+	/* Swap ignores the compare operands and replaces the masked bits. */
+	a.op = SIW2_ATOMIC_SWAP;
+	a.cmp_mask = U64_MAX;
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_atomic_apply(&a, 0x5555555500001235ULL),
+			0xaaaaaaaa00001235ULL);
 	/* A reserved subcode changes nothing. */
-	a.op = 2;
+	a.op = 3;
 	KUNIT_EXPECT_EQ(test, siw2_rdmap_atomic_apply(&a, 1), 1ULL);
+}
+
+/* RFC 7306 / IANA: 0 FetchAdd, 1 Swap, 2 CmpSwap; the rest are reserved. */
+static void rdmap_test_atomic_subcodes(struct kunit *test)
+{
+	struct siw2_stag_view v = { 0 };
+	struct siw2_atomic a = { 0 };
+
+	KUNIT_EXPECT_EQ(test, SIW2_ATOMIC_FETCH_ADD, 0);
+	KUNIT_EXPECT_EQ(test, SIW2_ATOMIC_SWAP, 1);
+	KUNIT_EXPECT_EQ(test, SIW2_ATOMIC_CMP_SWAP, 2);
+	siw2_rdmap_atomic_cmp_swap(&a, 1, 2);
+	KUNIT_EXPECT_EQ(test, a.op, (u8)SIW2_ATOMIC_CMP_SWAP);
+	a.op = 3;
+	a.to = 0x1000;
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_atomic_check(&a, &v),
+			SIW2_TERM_RDMAP_OP_UNSPEC);
 }
 
 static void rdmap_test_atomic_check(struct kunit *test)
@@ -641,6 +663,7 @@ static struct kunit_case rdmap_test_cases[] = {
 	KUNIT_CASE(rdmap_test_ird),
 	KUNIT_CASE(rdmap_test_atomic_math),
 	KUNIT_CASE(rdmap_test_atomic_check),
+	KUNIT_CASE(rdmap_test_atomic_subcodes),
 	{}
 };
 
