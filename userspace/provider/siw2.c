@@ -160,10 +160,29 @@ static int dealloc_pd(struct ibv_pd *pd)
 
 static const struct verbs_context_ops ctx_ops = {
 	.alloc_pd = alloc_pd,
+	.create_cq = siw2_cq_create,
+	.create_qp = siw2_qp_create,
+	.create_qp_ex = siw2_qp_create_ex,
+	.create_srq = siw2_srq_create,
 	.dealloc_pd = dealloc_pd,
+	.dereg_mr = siw2_mr_dereg,
+	.destroy_cq = siw2_cq_destroy,
+	.destroy_qp = siw2_qp_destroy,
+	.destroy_srq = siw2_srq_destroy,
 	.free_context = free_context,
+	.modify_qp = siw2_qp_modify,
+	.modify_srq = siw2_srq_modify,
+	.poll_cq = siw2_cq_poll,
+	.post_recv = siw2_qp_post_recv,
+	.post_send = siw2_qp_post_send,
+	.post_srq_recv = siw2_srq_post_recv,
 	.query_device_ex = query_device_ex,
 	.query_port = query_port,
+	.query_qp = siw2_qp_query,
+	.query_srq = siw2_srq_query,
+	.reg_mr = siw2_mr_reg,
+	.req_notify_cq = siw2_cq_req_notify,
+	.resize_cq = siw2_cq_resize,
 };
 
 /*

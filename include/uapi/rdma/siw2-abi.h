@@ -76,6 +76,37 @@ struct siw2_uresp_alloc_ctx {
  * SIW2_SQ_NEED_WAKEUP is set (the kernel's send engine is not watching the
  * queue) it rings the doorbell, which is IB_USER_VERBS_CMD_POST_SEND with
  * no work requests.
+ *
+ * The doorbell check is a store of prod followed by a load of flags, so the
+ * provider issues a full barrier between the two. The kernel, mirroring it,
+ * sets NEED_WAKEUP, issues smp_mb and loads prod once more before it stops
+ * watching: entries published concurrently with the kernel going idle are
+ * then either seen by that load or cause a doorbell.
+ *
+ * RQ doorbell: RQEs are normally consumed by arriving messages and need no
+ * system call. While the QP is in the error state nothing arrives, yet RQEs
+ * posted then must still complete (flushed). The kernel therefore sets
+ * SIW2_RQ_NEED_WAKEUP in the RQ's ctl->flags when the QP enters the error
+ * state (and clears it when the QP is reset); after publishing RQEs the
+ * provider, with the same full barrier, loads ctl->flags and while the bit
+ * is set rings IB_USER_VERBS_CMD_POST_RECV with no work requests, upon
+ * which the kernel flushes the RQ. An SRQ has no doorbell.
+ *
+ * ib_core leaves both doorbell commands out of a new device's
+ * uverbs_cmd_mask (their write methods then fail with EOPNOTSUPP): the
+ * kernel sets IB_USER_VERBS_CMD_POST_SEND and IB_USER_VERBS_CMD_POST_RECV
+ * in it before registering the device.
+ *
+ * Mapping: a ring is mapped with mmap(NULL, len, PROT_READ | PROT_WRITE,
+ * MAP_SHARED, cmd_fd, key), key being the mmap_key, sq_key or rq_key of
+ * the create response and len exactly SIW2_RING_CTL_SIZE + size *
+ * sizeof(entry) rounded up to the page size.
+ *
+ * CQ resize: the resized ring is a new mapping (the key in struct
+ * siw2_uresp_resize_cq). The kernel copies the unpolled CQEs over and the
+ * free running indices continue: the new ring's prod and cons are those
+ * of the old one, so the provider keeps its consumer index. The old
+ * mapping receives nothing more and should be unmapped.
  */
 #define SIW2_RING_CTL_SIZE 256
 
@@ -90,6 +121,9 @@ struct siw2_ring_ctl {
 
 /* siw2_ring_ctl.flags of a send queue, written by the kernel */
 #define SIW2_SQ_NEED_WAKEUP	(1U << 0)
+
+/* siw2_ring_ctl.flags of a QP's receive queue, written by the kernel */
+#define SIW2_RQ_NEED_WAKEUP	(1U << 0)
 
 /* siw2_ring_ctl.flags of a CQ: the arm, written by the user */
 #define SIW2_CQ_ARM_NEXT	(1U << 0)
@@ -209,7 +243,11 @@ struct siw2_uresp_resize_cq {
 	__aligned_u64 mmap_key;
 };
 
-/* Driver data of create_qp's response. sq_key/rq_key are 0 for absent queues. */
+/*
+ * Driver data of create_qp's response. sq_key/rq_key are 0 for absent
+ * queues; a present queue is told by num_sqe/num_rqe != 0, as 0 is also a
+ * valid mmap offset (the first mapping of a context may have it).
+ */
 struct siw2_uresp_create_qp {
 	__u32 qp_id;
 	__u32 num_sqe;

@@ -13,7 +13,16 @@
  *
  * FAKE_SIW2_ABI overrides the abi_version siw2's GET_CONTEXT part reports;
  * FAKE_SIW2_NO_UDATA=1 answers like a kernel without siw2's part.
+ *
+ * CQs, QPs and SRQs get real shared rings: each is a memfd, which this
+ * shim maps for its own (the "kernel's") view, and hands to the provider
+ * when it mmap()s the uverbs fd at the ring's key. The shim plays a tiny
+ * kernel on them: a doorbell on the SQ completes every SQE (success, or
+ * flushed in the error state), a doorbell on the RQ flushes it in the
+ * error state, the move to error flushes both and raises both NEED_WAKEUP
+ * flags. fake_uverbs_*() below let the test look at and poke that state.
  */
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -22,9 +31,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <infiniband/verbs.h>
 
 #include <rdma/ib_user_verbs.h>
 #include <rdma/siw2-abi.h>
@@ -33,6 +45,7 @@
 #define FAKE_PD_HANDLE 7
 
 static ssize_t (*real_write)(int, const void *, size_t);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 static unsigned int pds_live;
 
 static bool is_fake_uverbs(int fd)
@@ -172,6 +185,643 @@ static int dealloc_pd(const void *in, size_t in_len)
 	return 0;
 }
 
+/* ---- shared rings and the objects that own them ---- */
+
+#define MAX_OBJS 64
+#define MAX_RINGS 128
+
+enum obj_kind { OBJ_NONE, OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_MR };
+
+struct ring {
+	int fd;				/* memfd; -1: slot free */
+	struct siw2_ring_ctl *ctl;	/* the "kernel's" view */
+	size_t len;
+	size_t ent_size;
+	uint32_t num;
+};
+
+struct obj {
+	enum obj_kind kind;
+	uint32_t handle;		/* index + 1 */
+	int ring[2];			/* CQ/SRQ: [0]; QP: SQ, RQ (-1: none) */
+	uint32_t send_cq, recv_cq, srq;	/* QP: handles */
+	uint32_t state;			/* QP: enum ibv_qp_state */
+	struct ibv_qp_cap cap;		/* QP */
+	uint32_t max_wr, max_sge, limit; /* SRQ */
+	uint32_t cqe;			/* CQ: what the user asked for */
+};
+
+static struct ring rings[MAX_RINGS];
+static struct obj objs[MAX_OBJS];
+static unsigned int doorbells[2];	/* SQ, RQ */
+static struct siw2_sqe last_sqe;
+
+static uint64_t ring_key(int r)
+{
+	/* Page aligned and from 0 up, like rdma_user_mmap_entry_insert(). */
+	return (uint64_t)r << 12;
+}
+
+static uint32_t roundup_pow2(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static int ring_new(uint32_t num, size_t ent_size)
+{
+	int r, fd;
+	void *p;
+	size_t len = SIW2_RING_CTL_SIZE + num * ent_size;
+
+	for (r = 0; r < MAX_RINGS; r++)
+		if (!rings[r].ctl)
+			break;
+	if (r == MAX_RINGS)
+		return -1;
+	fd = memfd_create("fake_siw2_ring", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)len)) {
+		close(fd);
+		return -1;
+	}
+	p = real_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	rings[r] = (struct ring){ .fd = fd, .ctl = p, .len = len,
+				  .ent_size = ent_size, .num = num };
+	return r;
+}
+
+/* The provider's mappings keep the memory alive, as in the kernel. */
+static void ring_free(int r)
+{
+	if (r < 0 || !rings[r].ctl)
+		return;
+	munmap(rings[r].ctl, rings[r].len);
+	close(rings[r].fd);
+	rings[r].ctl = NULL;
+}
+
+static void *ring_ent(int r, uint32_t idx)
+{
+	return (char *)rings[r].ctl + SIW2_RING_CTL_SIZE +
+	       (idx & (rings[r].num - 1)) * rings[r].ent_size;
+}
+
+static struct obj *obj_new(enum obj_kind kind)
+{
+	int i;
+
+	for (i = 0; i < MAX_OBJS; i++) {
+		if (objs[i].kind == OBJ_NONE) {
+			objs[i] = (struct obj){ .kind = kind,
+						.handle = (uint32_t)i + 1,
+						.ring = { -1, -1 } };
+			return &objs[i];
+		}
+	}
+	return NULL;
+}
+
+static struct obj *obj_get(enum obj_kind kind, uint32_t handle)
+{
+	if (!handle || handle > MAX_OBJS || objs[handle - 1].kind != kind)
+		return NULL;
+	return &objs[handle - 1];
+}
+
+static void cq_push(uint32_t cq_handle, uint64_t wr_id, uint8_t opcode,
+		    uint8_t status, uint32_t byte_len, uint32_t qpn)
+{
+	struct obj *cq = obj_get(OBJ_CQ, cq_handle);
+	struct siw2_ring_ctl *ctl;
+	struct siw2_cqe *cqe;
+
+	if (!cq)
+		return;
+	ctl = rings[cq->ring[0]].ctl;
+	if (ctl->prod - __atomic_load_n(&ctl->cons, __ATOMIC_ACQUIRE) >=
+	    rings[cq->ring[0]].num)
+		return;			/* overflow: a real kernel errors */
+	cqe = ring_ent(cq->ring[0], ctl->prod);
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->wr_id = wr_id;
+	cqe->opcode = opcode;
+	cqe->status = status;
+	cqe->byte_len = byte_len;
+	cqe->qp_num = qpn;
+	__atomic_store_n(&ctl->prod, ctl->prod + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_exchange_n(&ctl->flags, 0, __ATOMIC_SEQ_CST);
+}
+
+static const uint8_t sq_wc_op[SIW2_OP_MAX] = {
+	[SIW2_OP_SEND] = SIW2_WC_SEND, [SIW2_OP_SEND_INV] = SIW2_WC_SEND,
+	[SIW2_OP_SEND_IMM] = SIW2_WC_SEND, [SIW2_OP_WRITE] = SIW2_WC_WRITE,
+	[SIW2_OP_WRITE_IMM] = SIW2_WC_WRITE, [SIW2_OP_READ] = SIW2_WC_READ,
+	[SIW2_OP_ATOMIC_CMP_SWP] = SIW2_WC_COMP_SWAP,
+	[SIW2_OP_ATOMIC_FETCH_ADD] = SIW2_WC_FETCH_ADD,
+	[SIW2_OP_LOCAL_INV] = SIW2_WC_LOCAL_INV,
+};
+
+/* Consumes every posted SQE: completes it, or flushes it in error. */
+static void sq_run(struct obj *qp)
+{
+	struct siw2_ring_ctl *ctl = rings[qp->ring[0]].ctl;
+	uint32_t prod = __atomic_load_n(&ctl->prod, __ATOMIC_ACQUIRE);
+	bool flush = qp->state == IBV_QPS_ERR;
+
+	while (ctl->cons != prod) {
+		struct siw2_sqe sqe;
+		uint32_t len = 0;
+		int i;
+
+		memcpy(&sqe, ring_ent(qp->ring[0], ctl->cons), sizeof(sqe));
+		last_sqe = sqe;
+		if (sqe.flags & SIW2_WQE_INLINE)
+			len = sqe.inline_len;
+		else
+			for (i = 0; i < sqe.num_sge && i < SIW2_UMAX_SGE; i++)
+				len += sqe.sge[i].length;
+		__atomic_store_n(&ctl->cons, ctl->cons + 1, __ATOMIC_RELEASE);
+		if (flush || sqe.flags & SIW2_WQE_SIGNALED)
+			cq_push(qp->send_cq, sqe.wr_id,
+				sqe.opcode < SIW2_OP_MAX ?
+				sq_wc_op[sqe.opcode] : 0xff,
+				flush ? IBV_WC_WR_FLUSH_ERR : IBV_WC_SUCCESS,
+				len, qp->handle);
+	}
+}
+
+static void rq_flush(struct obj *qp)
+{
+	struct siw2_ring_ctl *ctl;
+	uint32_t prod;
+
+	if (qp->ring[1] < 0)
+		return;
+	ctl = rings[qp->ring[1]].ctl;
+	prod = __atomic_load_n(&ctl->prod, __ATOMIC_ACQUIRE);
+	while (ctl->cons != prod) {
+		const struct siw2_rqe *rqe = ring_ent(qp->ring[1], ctl->cons);
+
+		cq_push(qp->recv_cq, rqe->wr_id, SIW2_WC_RECV,
+			IBV_WC_WR_FLUSH_ERR, 0, qp->handle);
+		__atomic_store_n(&ctl->cons, ctl->cons + 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* Exact sizes, as the kernel insists: command, and response with udata. */
+#define CHECK_SIZES(in_len, out_len, cmd, out)				\
+	do {								\
+		if ((in_len) != sizeof(cmd) || (out_len) != sizeof(out)) \
+			return EINVAL;					\
+	} while (0)
+
+static int create_cq(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_create_cq *cmd = in;
+	struct {
+		struct ib_uverbs_create_cq_resp base;
+		struct siw2_uresp_create_cq drv;
+	} resp = {};
+	struct obj *cq;
+	int r;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	if (!cmd->cqe || cmd->cqe > 4096)
+		return EINVAL;
+	cq = obj_new(OBJ_CQ);
+	if (!cq)
+		return ENOMEM;
+	r = ring_new(roundup_pow2(cmd->cqe), sizeof(struct siw2_cqe));
+	if (r < 0) {
+		cq->kind = OBJ_NONE;
+		return ENOMEM;
+	}
+	cq->ring[0] = r;
+	cq->cqe = cmd->cqe;
+	resp.base.cq_handle = cq->handle;
+	resp.base.cqe = cmd->cqe;
+	resp.drv.cq_id = cq->handle;
+	resp.drv.num_cqe = rings[r].num;
+	resp.drv.mmap_key = ring_key(r);
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+/* Moves the unconsumed CQEs into a new ring that starts at index 0. */
+static int resize_cq(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_resize_cq *cmd = in;
+	struct {
+		struct ib_uverbs_resize_cq_resp base;
+		struct siw2_uresp_resize_cq drv;
+	} resp = {};
+	struct siw2_ring_ctl *octl, *nctl;
+	uint32_t n, i, num;
+	struct obj *cq;
+	int r;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	cq = obj_get(OBJ_CQ, cmd->cq_handle);
+	if (!cq || !cmd->cqe || cmd->cqe > 4096)
+		return EINVAL;
+	octl = rings[cq->ring[0]].ctl;
+	n = octl->prod - octl->cons;
+	num = roundup_pow2(cmd->cqe);
+	if (n > num)
+		return EINVAL;
+	r = ring_new(num, sizeof(struct siw2_cqe));
+	if (r < 0)
+		return ENOMEM;
+	nctl = rings[r].ctl;
+	for (i = 0; i < n; i++)
+		memcpy(ring_ent(r, i), ring_ent(cq->ring[0], octl->cons + i),
+		       sizeof(struct siw2_cqe));
+	nctl->prod = n;
+	nctl->cons = 0;
+	nctl->flags = octl->flags;
+	ring_free(cq->ring[0]);
+	cq->ring[0] = r;
+	cq->cqe = cmd->cqe;
+	resp.base.cqe = cmd->cqe;
+	resp.drv.num_cqe = num;
+	resp.drv.mmap_key = ring_key(r);
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int destroy_cq(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_destroy_cq *cmd = in;
+	struct ib_uverbs_destroy_cq_resp resp = {};
+	struct obj *cq;
+	int i;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	cq = obj_get(OBJ_CQ, cmd->cq_handle);
+	if (!cq)
+		return EINVAL;
+	for (i = 0; i < MAX_OBJS; i++)
+		if (objs[i].kind == OBJ_QP && (objs[i].send_cq == cq->handle ||
+					       objs[i].recv_cq == cq->handle))
+			return EBUSY;
+	ring_free(cq->ring[0]);
+	cq->kind = OBJ_NONE;
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int create_qp(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_create_qp *cmd = in;
+	struct {
+		struct ib_uverbs_create_qp_resp base;
+		struct siw2_uresp_create_qp drv;
+	} resp = {};
+	struct obj *qp;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	if (cmd->qp_type != IBV_QPT_RC || cmd->pd_handle != FAKE_PD_HANDLE ||
+	    !obj_get(OBJ_CQ, cmd->send_cq_handle) ||
+	    !obj_get(OBJ_CQ, cmd->recv_cq_handle) ||
+	    (cmd->is_srq && !obj_get(OBJ_SRQ, cmd->srq_handle)) ||
+	    !cmd->max_send_wr || cmd->max_send_wr > 1024 ||
+	    cmd->max_recv_wr > 1024 || cmd->max_send_sge > SIW2_UMAX_SGE ||
+	    cmd->max_recv_sge > SIW2_UMAX_SGE ||
+	    cmd->max_inline_data > SIW2_UMAX_INLINE)
+		return EINVAL;
+	qp = obj_new(OBJ_QP);
+	if (!qp)
+		return ENOMEM;
+	qp->send_cq = cmd->send_cq_handle;
+	qp->recv_cq = cmd->recv_cq_handle;
+	qp->srq = cmd->is_srq ? cmd->srq_handle : 0;
+	qp->state = IBV_QPS_RESET;
+	qp->cap = (struct ibv_qp_cap){
+		.max_send_wr = roundup_pow2(cmd->max_send_wr),
+		.max_recv_wr = cmd->is_srq ? 0 : roundup_pow2(cmd->max_recv_wr),
+		.max_send_sge = cmd->max_send_sge,
+		.max_recv_sge = cmd->is_srq ? 0 : cmd->max_recv_sge,
+		.max_inline_data = cmd->max_inline_data,
+	};
+	qp->ring[0] = ring_new(qp->cap.max_send_wr, sizeof(struct siw2_sqe));
+	if (!cmd->is_srq)
+		qp->ring[1] = ring_new(qp->cap.max_recv_wr ?
+				       qp->cap.max_recv_wr : 1,
+				       sizeof(struct siw2_rqe));
+	if (qp->ring[0] < 0 || (!cmd->is_srq && qp->ring[1] < 0)) {
+		ring_free(qp->ring[0]);
+		ring_free(qp->ring[1]);
+		qp->kind = OBJ_NONE;
+		return ENOMEM;
+	}
+	/* The send engine of this fake never watches: every post rings. */
+	rings[qp->ring[0]].ctl->flags = SIW2_SQ_NEED_WAKEUP;
+
+	resp.base.qp_handle = qp->handle;
+	resp.base.qpn = qp->handle;
+	resp.base.max_send_wr = qp->cap.max_send_wr;
+	resp.base.max_recv_wr = qp->cap.max_recv_wr;
+	resp.base.max_send_sge = qp->cap.max_send_sge;
+	resp.base.max_recv_sge = qp->cap.max_recv_sge;
+	resp.base.max_inline_data = qp->cap.max_inline_data;
+	resp.drv.qp_id = qp->handle;
+	resp.drv.num_sqe = rings[qp->ring[0]].num;
+	resp.drv.sq_key = ring_key(qp->ring[0]);
+	if (qp->ring[1] >= 0) {
+		resp.drv.num_rqe = rings[qp->ring[1]].num;
+		resp.drv.rq_key = ring_key(qp->ring[1]);
+	}
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int modify_qp(const void *in, size_t in_len)
+{
+	const struct ib_uverbs_modify_qp *cmd = in;
+	struct obj *qp;
+
+	if (in_len != sizeof(*cmd))
+		return EINVAL;
+	qp = obj_get(OBJ_QP, cmd->qp_handle);
+	if (!qp)
+		return EINVAL;
+	if (!(cmd->attr_mask & IBV_QP_STATE))
+		return 0;
+	if (cmd->qp_state > IBV_QPS_ERR)
+		return EINVAL;
+	qp->state = cmd->qp_state;
+	if (qp->state == IBV_QPS_ERR) {
+		if (qp->ring[1] >= 0)
+			rings[qp->ring[1]].ctl->flags = SIW2_RQ_NEED_WAKEUP;
+		sq_run(qp);
+		rq_flush(qp);
+	} else if (qp->state == IBV_QPS_RESET && qp->ring[1] >= 0) {
+		rings[qp->ring[1]].ctl->flags = 0;
+	}
+	return 0;
+}
+
+static int query_qp(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_query_qp *cmd = in;
+	struct ib_uverbs_query_qp_resp resp = {};
+	struct obj *qp;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	qp = obj_get(OBJ_QP, cmd->qp_handle);
+	if (!qp)
+		return EINVAL;
+	resp.qp_state = qp->state;
+	resp.cur_qp_state = qp->state;
+	resp.max_send_wr = qp->cap.max_send_wr;
+	resp.max_recv_wr = qp->cap.max_recv_wr;
+	resp.max_send_sge = qp->cap.max_send_sge;
+	resp.max_recv_sge = qp->cap.max_recv_sge;
+	resp.max_inline_data = qp->cap.max_inline_data;
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int destroy_qp(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_destroy_qp *cmd = in;
+	struct ib_uverbs_destroy_qp_resp resp = {};
+	struct obj *qp;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	qp = obj_get(OBJ_QP, cmd->qp_handle);
+	if (!qp)
+		return EINVAL;
+	ring_free(qp->ring[0]);
+	ring_free(qp->ring[1]);
+	qp->kind = OBJ_NONE;
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+/* The provider's doorbells carry no work requests; anything else is a bug. */
+static int doorbell(const void *in, size_t in_len, size_t out_len, bool sq)
+{
+	const struct ib_uverbs_post_send *cmd = in;
+	struct ib_uverbs_post_send_resp resp = {};
+	struct obj *qp;
+
+	static_assert(sizeof(struct ib_uverbs_post_send) ==
+		      sizeof(struct ib_uverbs_post_recv), "doorbell layout");
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	qp = obj_get(OBJ_QP, cmd->qp_handle);
+	if (!qp || cmd->wr_count || cmd->sge_count)
+		return EINVAL;
+	doorbells[!sq]++;
+	if (sq)
+		sq_run(qp);
+	else if (qp->state == IBV_QPS_ERR)
+		rq_flush(qp);
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int create_srq(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_create_srq *cmd = in;
+	struct {
+		struct ib_uverbs_create_srq_resp base;
+		struct siw2_uresp_create_srq drv;
+	} resp = {};
+	struct obj *srq;
+	int r;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	if (cmd->pd_handle != FAKE_PD_HANDLE || !cmd->max_wr ||
+	    cmd->max_wr > 4096 || cmd->max_sge > SIW2_UMAX_SGE)
+		return EINVAL;
+	srq = obj_new(OBJ_SRQ);
+	if (!srq)
+		return ENOMEM;
+	r = ring_new(roundup_pow2(cmd->max_wr), sizeof(struct siw2_rqe));
+	if (r < 0) {
+		srq->kind = OBJ_NONE;
+		return ENOMEM;
+	}
+	srq->ring[0] = r;
+	srq->max_wr = rings[r].num;
+	srq->max_sge = cmd->max_sge;
+	srq->limit = cmd->srq_limit;
+	resp.base.srq_handle = srq->handle;
+	resp.base.max_wr = srq->max_wr;
+	resp.base.max_sge = srq->max_sge;
+	resp.drv.num_rqe = rings[r].num;
+	resp.drv.rq_key = ring_key(r);
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int modify_srq(const void *in, size_t in_len)
+{
+	const struct ib_uverbs_modify_srq *cmd = in;
+	struct obj *srq;
+
+	if (in_len != sizeof(*cmd))
+		return EINVAL;
+	srq = obj_get(OBJ_SRQ, cmd->srq_handle);
+	if (!srq || (cmd->attr_mask & ~IBV_SRQ_LIMIT) ||
+	    cmd->srq_limit > srq->max_wr)
+		return EINVAL;
+	if (cmd->attr_mask & IBV_SRQ_LIMIT)
+		srq->limit = cmd->srq_limit;
+	return 0;
+}
+
+static int query_srq(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_query_srq *cmd = in;
+	struct ib_uverbs_query_srq_resp resp = {};
+	struct obj *srq;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	srq = obj_get(OBJ_SRQ, cmd->srq_handle);
+	if (!srq)
+		return EINVAL;
+	resp.max_wr = srq->max_wr;
+	resp.max_sge = srq->max_sge;
+	resp.srq_limit = srq->limit;
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int destroy_srq(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_destroy_srq *cmd = in;
+	struct ib_uverbs_destroy_srq_resp resp = {};
+	struct obj *srq;
+	int i;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	srq = obj_get(OBJ_SRQ, cmd->srq_handle);
+	if (!srq)
+		return EINVAL;
+	for (i = 0; i < MAX_OBJS; i++)
+		if (objs[i].kind == OBJ_QP && objs[i].srq == srq->handle)
+			return EBUSY;
+	ring_free(srq->ring[0]);
+	srq->kind = OBJ_NONE;
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int reg_mr(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_reg_mr *cmd = in;
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct obj *mr;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	if (cmd->pd_handle != FAKE_PD_HANDLE || !cmd->length)
+		return EINVAL;
+	mr = obj_new(OBJ_MR);
+	if (!mr)
+		return ENOMEM;
+	resp.mr_handle = mr->handle;
+	resp.lkey = 0x100 + mr->handle;
+	resp.rkey = 0x200 + mr->handle;
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int dereg_mr(const void *in, size_t in_len)
+{
+	const struct ib_uverbs_dereg_mr *cmd = in;
+	struct obj *mr;
+
+	if (in_len != sizeof(*cmd))
+		return EINVAL;
+	mr = obj_get(OBJ_MR, cmd->mr_handle);
+	if (!mr)
+		return EINVAL;
+	mr->kind = OBJ_NONE;
+	return 0;
+}
+
+/* ---- what the test sees of the fake kernel ---- */
+
+/* The kernel's view of QP @qpn's queue @which (0: SQ, 1: RQ), or NULL. */
+struct siw2_ring_ctl *fake_uverbs_qp_ring(uint32_t qpn, int which)
+{
+	struct obj *qp = obj_get(OBJ_QP, qpn);
+
+	if (!qp || which < 0 || which > 1 || qp->ring[which] < 0)
+		return NULL;
+	return rings[qp->ring[which]].ctl;
+}
+
+/* The kernel's view of the CQ created with handle @handle. */
+struct siw2_ring_ctl *fake_uverbs_cq_ring(uint32_t handle)
+{
+	struct obj *cq = obj_get(OBJ_CQ, handle);
+
+	return cq ? rings[cq->ring[0]].ctl : NULL;
+}
+
+/* The kernel's view of the SRQ created with handle @handle. */
+struct siw2_ring_ctl *fake_uverbs_srq_ring(uint32_t handle)
+{
+	struct obj *srq = obj_get(OBJ_SRQ, handle);
+
+	return srq ? rings[srq->ring[0]].ctl : NULL;
+}
+
+/* The RQE at free running index @idx of that SRQ. */
+const struct siw2_rqe *fake_uverbs_srq_rqe(uint32_t handle, uint32_t idx)
+{
+	struct obj *srq = obj_get(OBJ_SRQ, handle);
+
+	return srq ? ring_ent(srq->ring[0], idx) : NULL;
+}
+
+/* Produces a CQE as the kernel would. */
+void fake_uverbs_cq_push(uint32_t handle, const struct siw2_cqe *src)
+{
+	struct obj *cq = obj_get(OBJ_CQ, handle);
+	struct siw2_ring_ctl *ctl;
+
+	if (!cq)
+		return;
+	ctl = rings[cq->ring[0]].ctl;
+	memcpy(ring_ent(cq->ring[0], ctl->prod), src, sizeof(*src));
+	__atomic_store_n(&ctl->prod, ctl->prod + 1, __ATOMIC_RELEASE);
+}
+
+unsigned int fake_uverbs_doorbells(int which)
+{
+	return doorbells[which & 1];
+}
+
+const struct siw2_sqe *fake_uverbs_last_sqe(void)
+{
+	return &last_sqe;
+}
+
+/* Live objects of every kind: 0 after a test that cleaned up. */
+unsigned int fake_uverbs_objects(void)
+{
+	unsigned int n = 0;
+	int i;
+
+	for (i = 0; i < MAX_OBJS; i++)
+		n += objs[i].kind != OBJ_NONE;
+	return n;
+}
+
 static int dispatch(const void *buf, size_t len)
 {
 	const struct ib_uverbs_cmd_hdr *hdr = buf;
@@ -212,18 +862,73 @@ static int dispatch(const void *buf, size_t len)
 		return alloc_pd(p, len, hdr->out_words * 4);
 	case IB_USER_VERBS_CMD_DEALLOC_PD:
 		return dealloc_pd(p, len);
+	case IB_USER_VERBS_CMD_CREATE_CQ:
+		return create_cq(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_RESIZE_CQ:
+		return resize_cq(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_DESTROY_CQ:
+		return destroy_cq(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_CREATE_QP:
+		return create_qp(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_MODIFY_QP:
+		return modify_qp(p, len);
+	case IB_USER_VERBS_CMD_QUERY_QP:
+		return query_qp(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_DESTROY_QP:
+		return destroy_qp(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_POST_SEND:
+		return doorbell(p, len, hdr->out_words * 4, true);
+	case IB_USER_VERBS_CMD_POST_RECV:
+		return doorbell(p, len, hdr->out_words * 4, false);
+	case IB_USER_VERBS_CMD_CREATE_SRQ:
+		return create_srq(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_MODIFY_SRQ:
+		return modify_srq(p, len);
+	case IB_USER_VERBS_CMD_QUERY_SRQ:
+		return query_srq(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_DESTROY_SRQ:
+		return destroy_srq(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_REG_MR:
+		return reg_mr(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_DEREG_MR:
+		return dereg_mr(p, len);
 	default:
 		return EOPNOTSUPP;
 	}
+}
+
+static void resolve(void)
+{
+	if (!real_write)
+		real_write = (ssize_t (*)(int, const void *, size_t))
+			dlsym(RTLD_NEXT, "write");
+	if (!real_mmap)
+		real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))
+			dlsym(RTLD_NEXT, "mmap");
+}
+
+/* A ring is mapped whole, at its key, shared: what siw2.ko will insist on. */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	int r;
+
+	resolve();
+	if (fd < 0 || !is_fake_uverbs(fd))
+		return real_mmap(addr, len, prot, flags, fd, off);
+	for (r = 0; r < MAX_RINGS; r++) {
+		if (rings[r].ctl && ring_key(r) == (uint64_t)off &&
+		    rings[r].len == len && (flags & MAP_SHARED))
+			return real_mmap(addr, len, prot, flags, rings[r].fd, 0);
+	}
+	errno = EINVAL;
+	return MAP_FAILED;
 }
 
 ssize_t write(int fd, const void *buf, size_t len)
 {
 	int err;
 
-	if (!real_write)
-		real_write = (ssize_t (*)(int, const void *, size_t))
-			dlsym(RTLD_NEXT, "write");
+	resolve();
 	if (!is_fake_uverbs(fd))
 		return real_write(fd, buf, len);
 

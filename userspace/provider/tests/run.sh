@@ -89,7 +89,14 @@ else
 	fail "smoke ok"
 fi
 
-# 3. ibv_devinfo end to end
+# 3. CQ, QP, SRQ, MR and the ring data path against the fake kernel
+if ns env LD_PRELOAD="$here/fake_uverbs.so" "$here/smoke" siw2_0 verbs; then
+	pass "CQ/QP/SRQ/MR verbs, rings, doorbells, flush"
+else
+	fail "smoke verbs"
+fi
+
+# 4. ibv_devinfo end to end
 if ns env LD_PRELOAD="$here/fake_uverbs.so" ibv_devinfo -d siw2_0 &&
    grep -q 'transport:.*iWARP' "$tmp/out" &&
    grep -q 'fw_ver:.*1\.2\.3' "$tmp/out" &&
@@ -99,7 +106,7 @@ else
 	fail "ibv_devinfo"
 fi
 
-# 4. kernel reports another ABI version in GET_CONTEXT
+# 5. kernel reports another ABI version in GET_CONTEXT
 if ns env LD_PRELOAD="$here/fake_uverbs.so" FAKE_SIW2_ABI=9 \
 	"$here/smoke" siw2_0 eproto &&
    grep -q "kernel siw2 ABI version 9, provider ABI version $abi; not opening" "$tmp/err"; then
@@ -108,7 +115,7 @@ else
 	fail "GET_CONTEXT ABI mismatch"
 fi
 
-# 5. kernel without siw2's GET_CONTEXT part
+# 6. kernel without siw2's GET_CONTEXT part
 if ns env LD_PRELOAD="$here/fake_uverbs.so" FAKE_SIW2_NO_UDATA=1 \
 	"$here/smoke" siw2_0 eproto &&
    grep -q "kernel siw2 ABI version 0," "$tmp/err"; then

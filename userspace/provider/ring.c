@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libsiw2: mapping the kernel's shared queues, and filling receive queue
+ * entries, which a QP's RQ and an SRQ share.
+ *
+ * Layout, index ownership and the memory ordering every access here
+ * follows are specified in siw2-abi.h ("Shared queues"). The kernel
+ * validates whatever it reads from a ring, so these helpers check user
+ * input for clear errors, not to protect the kernel.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "siw2.h"
+
+static bool is_pow2(uint32_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+/*
+ * Maps the ring the kernel announced as (@key, @num entries of @ent_size
+ * bytes). Whether a queue exists is the caller's knowledge (a QP's RQ
+ * does not with an SRQ), not the key's: 0 is a valid mmap offset. A size
+ * that is not a power of two is a kernel that does not speak this
+ * provider's ABI: EPROTO rather than a guess.
+ */
+int siw2_ring_map(struct siw2_ring *ring, int cmd_fd, uint64_t key,
+		  uint32_t num, size_t ent_size)
+{
+	size_t len;
+	void *p;
+
+	if (!is_pow2(num) ||
+	    num > (SIZE_MAX - SIW2_RING_CTL_SIZE) / ent_size)
+		return EPROTO;
+	len = SIW2_RING_CTL_SIZE + (size_t)num * ent_size;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd,
+		 (off_t)key);
+	if (p == MAP_FAILED)
+		return errno;
+
+	ring->ctl = p;
+	ring->ents = (char *)p + SIW2_RING_CTL_SIZE;
+	ring->map_len = len;
+	ring->ent_size = ent_size;
+	ring->num = num;
+	return 0;
+}
+
+void siw2_ring_unmap(struct siw2_ring *ring)
+{
+	if (!ring->ctl)
+		return;
+	munmap(ring->ctl, ring->map_len);
+	ring->ctl = NULL;
+}
+
+/*
+ * Fills RQEs for @wr and what follows it, publishes them, and stops at the
+ * first one that is invalid (EINVAL) or finds the ring full (ENOMEM),
+ * reporting it in @bad_wr; the ones before it are posted, which is what
+ * ibv_post_recv() promises. The caller holds the queue's lock and learns
+ * from @posted whether a doorbell may be due.
+ */
+int siw2_ring_post_recv(struct siw2_ring *ring, uint32_t max_sge,
+			struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr,
+			uint32_t *posted)
+{
+	struct siw2_ring_ctl *ctl = ring->ctl;
+	uint32_t prod, cons, n = 0;
+	int err = 0;
+
+	prod = __atomic_load_n(&ctl->prod, __ATOMIC_RELAXED);
+	cons = __atomic_load_n(&ctl->cons, __ATOMIC_ACQUIRE);
+
+	for (; wr; wr = wr->next, n++) {
+		struct siw2_rqe *rqe;
+		int i;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			err = EINVAL;
+			break;
+		}
+		/* A kernel cons past prod reads as full: never overwrite. */
+		if (prod + n - cons >= ring->num) {
+			cons = __atomic_load_n(&ctl->cons, __ATOMIC_ACQUIRE);
+			if (prod + n - cons >= ring->num) {
+				err = ENOMEM;
+				break;
+			}
+		}
+
+		rqe = siw2_ring_ent(ring, prod + n);
+		rqe->wr_id = wr->wr_id;
+		rqe->num_sge = (uint8_t)wr->num_sge;
+		memset(rqe->rsvd0, 0, sizeof(rqe->rsvd0));
+		memset(rqe->rsvd1, 0, sizeof(rqe->rsvd1));
+		for (i = 0; i < wr->num_sge; i++) {
+			rqe->sge[i].addr = wr->sg_list[i].addr;
+			rqe->sge[i].length = wr->sg_list[i].length;
+			rqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+	}
+
+	if (n)
+		__atomic_store_n(&ctl->prod, prod + n, __ATOMIC_RELEASE);
+	if (err)
+		*bad_wr = wr;
+	*posted = n;
+	return err;
+}
