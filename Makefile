@@ -22,9 +22,14 @@ BUILD := $(TOP)/.build
 MOD_SRCS := $(wildcard $(TOP)/drivers/siw2/*.[ch]) \
 	    $(TOP)/drivers/siw2/Kbuild $(TOP)/drivers/siw2/proto.mk \
 	    $(wildcard $(TOP)/include/uapi/rdma/*.h)
+# The kernel verbs selftest (tools/testing/guest/kmod), built beside siw2.ko
+# so that vm-run installs it into the guest too.
+SELFTEST := $(TOP)/tools/testing/guest/kmod
+SELFTEST_SRCS := $(wildcard $(SELFTEST)/*.c) $(SELFTEST)/Kbuild
 
 .PHONY: all modules module provider install install-module install-provider \
 	deps check check-full kunit demo fuzz lint clean help vm-prereqs \
+	guest-tools \
 	$(addprefix module-,$(KVERS))
 
 all: modules provider
@@ -53,7 +58,7 @@ endif
 
 # Each kernel builds in its own directory of links to the sources, so the
 # objects of different kernels never mix and rebuilds stay incremental.
-$(addprefix module-,$(KVERS)): module-%: $(MOD_SRCS)
+$(addprefix module-,$(KVERS)): module-%: $(MOD_SRCS) $(SELFTEST_SRCS)
 	@test -d /lib/modules/$*/build || { \
 	  echo "siw2: no headers for kernel $* (/lib/modules/$*/build)." \
 	       "Install linux-headers-$* or run 'make deps'." >&2; exit 1; }
@@ -64,11 +69,26 @@ $(addprefix module-,$(KVERS)): module-%: $(MOD_SRCS)
 		ln -sfn $$f $(BUILD)/$*/; done
 	$(MAKE) -C /lib/modules/$*/build M=$(BUILD)/$* SIW2_TOP=$(TOP) \
 		W=$(or $(W),1) $(if $(SIW2_WERROR),SIW2_WERROR=y) modules
+	@mkdir -p $(BUILD)/$*-selftest
+	@find $(BUILD)/$*-selftest -maxdepth 1 -type l -delete
+	@for f in $(SELFTEST_SRCS); do ln -sfn $$f $(BUILD)/$*-selftest/; done
+	$(MAKE) -C /lib/modules/$*/build M=$(BUILD)/$*-selftest \
+		W=$(or $(W),1) modules
+	@cp $(BUILD)/$*-selftest/siw2_selftest.ko $(BUILD)/$*/
 
 provider:
 	$(MAKE) -C $(TOP)/userspace/provider
 
-vm-prereqs: module provider
+# Test programs the guest suites run (the guest sees this checkout).
+GUEST_TOOLS := $(BUILD)/guest/uverbs_test
+
+guest-tools: $(GUEST_TOOLS)
+
+$(BUILD)/guest/uverbs_test: $(TOP)/tools/testing/guest/uverbs_test.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -libverbs
+
+vm-prereqs: module provider guest-tools
 
 install: install-module install-provider
 

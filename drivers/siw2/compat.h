@@ -12,14 +12,36 @@
 /*
  * 6.11 passed the whole uverbs attribute bundle to ib_device_ops.create_cq
  * instead of only the driver's udata. Handlers name the argument uarg and
- * reach the udata through siw2_create_cq_udata().
+ * reach the udata through siw2_create_cq_udata() when uarg is not NULL (a
+ * kernel consumer passes none); they spell the argument
+ * SIW2_CREATE_CQ_ARG *uarg.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
-#define SIW2_CREATE_CQ_UARG struct uverbs_attr_bundle *uarg
+#define SIW2_CREATE_CQ_ARG struct uverbs_attr_bundle
 #define siw2_create_cq_udata(arg) (&(arg)->driver_udata)
 #else
-#define SIW2_CREATE_CQ_UARG struct ib_udata *uarg
+#define SIW2_CREATE_CQ_ARG struct ib_udata
 #define siw2_create_cq_udata(arg) (arg)
+#endif
+
+/*
+ * A kernel socket holds no reference on its namespace. siw2's sockets take
+ * one, as user sockets do (see socket.c). Debian's 6.12 has the helper
+ * (backported with the fix of the same problem in other subsystems); on
+ * 6.1 it is open-coded as 6.1's own users (MPTCP subflows) do it.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define siw2_sk_hold_net(sk) sk_net_refcnt_upgrade(sk)
+#else
+#define siw2_sk_hold_net(sk)						\
+	do {								\
+		struct sock *__sk = (sk);				\
+									\
+		__sk->sk_net_refcnt = 1;				\
+		get_net_track(sock_net(__sk), &__sk->ns_tracker,	\
+			      GFP_KERNEL);				\
+		sock_inuse_add(sock_net(__sk), 1);			\
+	} while (0)
 #endif
 
 #endif /* SIW2_COMPAT_H */

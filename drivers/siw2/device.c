@@ -73,6 +73,7 @@ static void dealloc_driver(struct ib_device *ibdev)
 	if (sdev->netdev)
 		netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	sdev->netdev = NULL;
+	siw2_verbs_uninit_device(sdev);
 	siw2_obj_destroyed(SIW2_OBJ_DEVICE);
 }
 
@@ -151,6 +152,7 @@ static int newlink(const char *ibdev_name, struct net_device *ndev)
 	siw2_obj_created(SIW2_OBJ_DEVICE);
 
 	INIT_LIST_HEAD(&sdev->list);
+	siw2_verbs_init_device(sdev);
 	ib_set_device_ops(&sdev->ibdev, &siw2_device_ops);
 	ib_set_device_ops(&sdev->ibdev, &siw2_verbs_ops);
 	netdev_hold(ndev, &sdev->netdev_tracker, GFP_KERNEL);

@@ -14,11 +14,16 @@ static int __init siw2_mod_init(void)
 	int ret;
 
 	siw2_debug_init();
-	ret = siw2_device_init();
+	ret = siw2_cm_init();
 	if (ret)
 		goto err_debug;
+	ret = siw2_device_init();
+	if (ret)
+		goto err_cm;
 	return 0;
 
+err_cm:
+	siw2_cm_uninit();
 err_debug:
 	siw2_debug_uninit();
 	return ret;
@@ -27,6 +32,8 @@ err_debug:
 static void __exit siw2_mod_exit(void)
 {
 	siw2_device_uninit();
+	siw2_llp_stub_uninit();	/* TEMPORARY, see llp_stub.c */
+	siw2_cm_uninit();
 	siw2_debug_uninit();
 }
 

@@ -5,31 +5,48 @@
 #ifndef SIW2_H
 #define SIW2_H
 
+#include <linux/completion.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #define SIW2_DRV_NAME "siw2"
 #define SIW2_LINK_TYPE "siw2"
 
-/* Limits reported through query_device; later work makes them per device. */
-#define SIW2_MAX_QP (1U << 14)
-#define SIW2_MAX_QP_WR (1U << 14)
-#define SIW2_MAX_SGE 6
+/*
+ * Limits reported through query_device and enforced by the verbs; later
+ * work makes them per device. Queue depths are rounded up to a power of two
+ * for the shared rings, and the rounded depth must stay within the limit.
+ */
+#define SIW2_MAX_QP 16384
+#define SIW2_MAX_QP_WR 16384
+#define SIW2_MAX_SGE 6		/* SIW2_UMAX_SGE of the uAPI */
 #define SIW2_MAX_SGE_RD 1
-#define SIW2_MAX_CQ (1U << 14)
-#define SIW2_MAX_CQE (1U << 16)
-#define SIW2_MAX_MR (1U << 16)
-#define SIW2_MAX_PD (1U << 16)
-#define SIW2_MAX_SRQ (1U << 12)
-#define SIW2_MAX_SRQ_WR (1U << 14)
+#define SIW2_MAX_CQ 16384
+#define SIW2_MAX_CQE 65536
+#define SIW2_MAX_MR 65536
+#define SIW2_MAX_PD 65536
+#define SIW2_MAX_SRQ 4096
+#define SIW2_MAX_SRQ_WR 16384
 #define SIW2_MAX_ORD 128
 #define SIW2_MAX_IRD 128
-#define SIW2_MAX_INLINE 256
+#define SIW2_MAX_INLINE 192	/* SIW2_UMAX_INLINE of the uAPI */
 #define SIW2_MAX_MR_SIZE (~0ULL)
 #define SIW2_MAX_FAST_REG_PAGES 512
 #define SIW2_VENDOR_ID 0x626d74	/* an OUI-shaped tag, as soft devices use */
 #define SIW2_VENDOR_PART_ID 0x5732
+
+/* QP numbers are 24 bits wide; 0 and 1 are special in the IB verbs. */
+#define SIW2_QPN_MIN 2
+#define SIW2_QPN_MAX 0xffffff
+
+/* An STag is a 24-bit index into the device's STag table and an 8-bit key. */
+#define SIW2_STAG_KEY_MASK 0xffU
+#define SIW2_STAG_INDEX_MAX 0xffffff
 
 /**
  * struct siw2_device - one siw2 RDMA device, bound to one netdev
@@ -40,6 +57,18 @@
  * @list: entry in the module's device list, under the device list mutex
  * @live: set once ib_register_device() returned, under the list mutex; the
  *	netdev notifier only unregisters live devices (see device.c)
+ * @qps: QP number -> struct siw2_qp; changed in process context only,
+ *	looked up under RCU (see qp.c for how long a found QP lives)
+ * @mrs: STag index -> struct siw2_mr; changed in process context only,
+ *	looked up under RCU from any context (see mr.c)
+ * @next_qpn: cursor of the cyclic QP number allocation, under @qps' lock
+ * @next_stag: cursor of the cyclic STag index allocation, under @mrs' lock
+ * @num_pd: live PDs, for the SIW2_MAX_PD limit (likewise the others)
+ * @num_cq: live CQs
+ * @num_qp: live QPs
+ * @num_srq: live SRQs
+ * @num_mr: live MRs
+ * @cq_ids: source of CQ identifiers reported to the provider
  */
 struct siw2_device {
 	struct ib_device ibdev;
@@ -47,6 +76,17 @@ struct siw2_device {
 	netdevice_tracker netdev_tracker;
 	struct list_head list;
 	bool live;
+
+	struct xarray qps;
+	struct xarray mrs;
+	u32 next_qpn;
+	u32 next_stag;
+	atomic_t num_pd;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic_t num_srq;
+	atomic_t num_mr;
+	atomic_t cq_ids;
 };
 
 static inline struct siw2_device *to_siw2_dev(struct ib_device *ibdev)
@@ -62,16 +102,268 @@ struct siw2_pd {
 	struct ib_pd base;
 };
 
+/* Shared with the provider; defined in <rdma/siw2-abi.h>. */
+struct siw2_ring_ctl;
+struct siw2_sqe;
+struct siw2_rqe;
+struct siw2_cqe;
+struct siw2_queue_mmap;
+struct siw2_stag_view;
+
+/**
+ * struct siw2_queue - the kernel's side of one shared ring (queue.c)
+ * @ctl: the ring's control block, at the start of the mapping
+ * @entries: @size entries of @esize bytes, right after @ctl's page share
+ * @size: number of entries, a power of two
+ * @esize: bytes per entry
+ * @prod: the kernel's own producer index, when the kernel produces
+ * @cons: the kernel's own consumer index, when the kernel consumes
+ * @broken: the other side published an index claiming more than @size
+ *	outstanding entries; the queue is dead from then on
+ * @lock: the lock of the object owning the queue, which every index
+ *	helper expects held (checked by lockdep)
+ * @mmap: the mapping offered to user space; NULL for a kernel queue
+ *
+ * The kernel never reads back the index it owns from shared memory: @prod
+ * or @cons is the truth, ctl->prod or ctl->cons only its publication.
+ */
+struct siw2_queue {
+	struct siw2_ring_ctl *ctl;
+	void *entries;
+	u32 size;
+	u32 esize;
+	u32 prod;
+	u32 cons;
+	bool broken;
+	spinlock_t *lock;	/* the owner's, see above */
+	struct siw2_queue_mmap *mmap;
+};
+
+/**
+ * struct siw2_cq - a completion queue (cq.c)
+ * @base: the core's CQ; the core allocates and frees it
+ * @lock: protects @q (both of its indices) and @overflow; taken with
+ *	interrupts off, as completions are produced from softirq context
+ * @q: the ring of struct siw2_cqe; the kernel produces, the consumer is
+ *	the provider for a user CQ and poll_cq for a kernel CQ
+ * @id: reported to the provider
+ * @comp_vector: the completion vector asked for at creation
+ * @user: the ring is mapped to user space
+ * @overflow: an overflow or a broken ring was reported (IB_EVENT_CQ_ERR);
+ *	the CQ accepts no more completions
+ */
+struct siw2_cq {
+	struct ib_cq base;
+	spinlock_t lock;	/* see above */
+	struct siw2_queue q;
+	u32 id;
+	u32 comp_vector;
+	bool user;
+	bool overflow;
+};
+
+/**
+ * struct siw2_srq - a shared receive queue (srq.c)
+ * @base: the core's SRQ
+ * @lock: protects @q and @limit; interrupts off (RX consumes in softirq)
+ * @q: the ring of struct siw2_rqe; the poster produces, RX consumes
+ * @max_sge: scatter entries per receive
+ * @limit: armed limit, 0 when not armed (IB_SRQ_LIMIT)
+ * @user: the ring is mapped to user space
+ * @err_sent: IB_EVENT_SRQ_ERR was raised for a broken user ring
+ */
+struct siw2_srq {
+	struct ib_srq base;
+	spinlock_t lock;	/* see above */
+	struct siw2_queue q;
+	u32 max_sge;
+	u32 limit;
+	bool user;
+	bool err_sent;
+};
+
+/**
+ * struct siw2_qp_attrs - attributes kept for query_qp, under the QP's lock
+ *
+ * Attributes of the IB transport that iWARP has no use for (PSNs, timers,
+ * path MTU) are kept only to report back what was set.
+ */
+struct siw2_qp_attrs {
+	int access;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	enum ib_mtu path_mtu;
+	u32 sq_psn;
+	u32 rq_psn;
+	u32 dest_qp_num;
+};
+
+/**
+ * struct siw2_qp - a reliable connected queue pair (qp.c)
+ * @base: the core's QP; the core frees it after destroy_qp returned
+ * @sdev: our device
+ * @ref: keeps the QP's resources alive; the creator's reference is
+ *	dropped in destroy_qp, which then waits for @released. The CM holds
+ *	one while a connection uses the QP (iw_add_ref/iw_rem_ref)
+ * @released: completed when @ref drops to zero
+ * @lock: protects @state and @attrs; taken before @sq_lock and @rq_lock
+ * @sq_lock: protects @sq and @sq_fetch
+ * @rq_lock: protects @rq
+ * @state: the IB state; written under @lock and, where the queues care,
+ *	also under the queue lock; READ_ONCE elsewhere
+ * @attrs: see struct siw2_qp_attrs
+ * @sq: ring of struct siw2_sqe
+ * @rq: ring of struct siw2_rqe; absent (size 0) with an SRQ
+ * @sq_fetch: index of the next SQE the send engine fetches; SQEs in
+ *	[@sq.cons, @sq_fetch) are in progress and still own their slots
+ * @scq: send CQ
+ * @rcq: receive CQ
+ * @srq: the SRQ receives come from, or NULL
+ * @max_send_sge: scatter/gather entries per SQE (as reported in cap)
+ * @max_recv_sge: per RQE
+ * @max_inline: inline octets per SQE
+ * @sig_all: every SQE completes (IB_SIGNAL_ALL_WR)
+ * @user: the rings are mapped to user space
+ * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring
+ */
+struct siw2_qp {
+	struct ib_qp base;
+	struct siw2_device *sdev;
+	struct kref ref;
+	struct completion released;
+	spinlock_t lock;	/* see above, for these three */
+	spinlock_t sq_lock;	/* see above */
+	spinlock_t rq_lock;	/* see above */
+	enum ib_qp_state state;
+	struct siw2_qp_attrs attrs;
+	struct siw2_queue sq;
+	struct siw2_queue rq;
+	u32 sq_fetch;
+	struct siw2_cq *scq;
+	struct siw2_cq *rcq;
+	struct siw2_srq *srq;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
+	bool sig_all;
+	bool user;
+	bool fatal_sent;
+};
+
+enum siw2_mr_kind {
+	SIW2_MR_USER,		/* reg_user_mr: pinned user pages */
+	SIW2_MR_DMA,		/* get_dma_mr: kernel virtual addresses */
+	SIW2_MR_FAST,		/* alloc_mr: a page list set by map_mr_sg */
+};
+
+/* Why siw2_mr_lookup() or an MR state change failed. */
+enum siw2_mr_fault {
+	SIW2_MR_OK = 0,
+	SIW2_MR_BAD_STAG,	/* no such STag, or its key differs */
+	SIW2_MR_BAD_PD,		/* another protection domain */
+	SIW2_MR_ACCESS,		/* the access asked for is not granted */
+	SIW2_MR_WRAP,		/* the 64-bit address plus length wraps */
+	SIW2_MR_BOUNDS,		/* outside the region */
+	SIW2_MR_INVALID,	/* invalidated, or never fast-registered */
+	SIW2_MR_STATE,		/* the state change is not allowed */
+};
+
+/**
+ * struct siw2_mr - a memory region and its STag (mr.c)
+ * @base: the core's MR; siw2 allocates and frees it
+ * @sdev: our device
+ * @pd: the protection domain
+ * @ref: one reference for the STag table, one per holder found by a
+ *	lookup; dereg_mr waits for @released before it unpins and frees
+ * @released: completed when @ref drops to zero
+ * @rcu: the free waits for lookups that found the MR but lost the race
+ * @lock: protects @stag, @valid, @access, @iova and @len, which
+ *	fast registration and invalidation change; interrupts off
+ * @kind: see enum siw2_mr_kind
+ * @stag: the STag, index and key
+ * @valid: the STag may be used
+ * @access: IB_ACCESS_* granted
+ * @iova: first valid address
+ * @len: octets valid from @iova
+ * @umem: SIW2_MR_USER: the pinned memory
+ * @pages: SIW2_MR_USER: the pinned pages, in order
+ * @offset: offset of the region's first octet in the first page (user
+ *	and fast registration MRs)
+ * @page_shift: SIW2_MR_FAST: log2 of the page list's page size
+ * @npages: SIW2_MR_USER: entries in @pages; SIW2_MR_FAST: in @fpages
+ * @max_pages: SIW2_MR_FAST: room in @fpages
+ * @fpages: SIW2_MR_FAST: page-size aligned kernel virtual addresses (siw2
+ *	is a virtual-DMA device, so DMA addresses are kernel addresses)
+ */
+struct siw2_mr {
+	struct ib_mr base;
+	struct siw2_device *sdev;
+	struct ib_pd *pd;
+	refcount_t ref;
+	struct completion released;
+	struct rcu_head rcu;
+	spinlock_t lock;	/* see above */
+	enum siw2_mr_kind kind;
+	u32 stag;
+	bool valid;
+	int access;
+	u64 iova;
+	u64 len;
+	struct ib_umem *umem;
+	struct page **pages;
+	u32 offset;
+	u32 page_shift;
+	u32 npages;
+	u32 max_pages;
+	u64 *fpages;
+};
+
 /* debug.c */
 enum siw2_obj {
 	SIW2_OBJ_DEVICE,
 	SIW2_OBJ_UCONTEXT,
 	SIW2_OBJ_PD,
+	SIW2_OBJ_CQ,
+	SIW2_OBJ_QP,
+	SIW2_OBJ_SRQ,
+	SIW2_OBJ_MR,
+	SIW2_OBJ_CEP,		/* connection endpoints (cm.c) */
+	SIW2_OBJ_LISTENER,	/* per-device listeners (cm.c) */
 	SIW2_OBJ_MAX
+};
+
+/* Events a peer can cause, counted instead of logged. */
+enum siw2_counter {
+	SIW2_CNT_CONNECT,		/* iw_connect calls that started */
+	SIW2_CNT_CONNECTED,		/* active side reached Full Operation */
+	SIW2_CNT_ACCEPTED,		/* passive side reached Full Operation */
+	SIW2_CNT_REFUSED,		/* TCP connect refused or failed */
+	SIW2_CNT_TCP_TIMEOUT,		/* TCP connect timed out */
+	SIW2_CNT_REPLY_TIMEOUT,		/* no MPA Reply in time */
+	SIW2_CNT_REQUEST_TIMEOUT,	/* no MPA Request in time */
+	SIW2_CNT_ULP_TIMEOUT,		/* the ULP neither accepted nor rejected */
+	SIW2_CNT_PEER_CLOSED,		/* TCP ended during MPA setup */
+	SIW2_CNT_BAD_FRAME,		/* invalid MPA Request or Reply */
+	SIW2_CNT_NEGOTIATION,		/* IRD/ORD or RTR not agreed */
+	SIW2_CNT_REJECT_SENT,
+	SIW2_CNT_REJECT_RCVD,
+	SIW2_CNT_REV1_RETRY,		/* RFC 6581 10 fallback to revision 1 */
+	SIW2_CNT_REQUEST,		/* connect requests passed to the iw_cm */
+	SIW2_CNT_NO_DEVICE,		/* connection to an address no listener owns */
+	SIW2_CNT_OVERFLOW,		/* listener's pending requests at backlog */
+	SIW2_CNT_LISTEN_DROP,		/* pending requests closed by listener teardown */
+	SIW2_CNT_UPCALL_FAIL,		/* the iw_cm refused a connect request */
+	SIW2_CNT_DISCONNECT,		/* established connections that ended */
+	SIW2_CNT_MAX
 };
 
 void siw2_obj_created(enum siw2_obj obj);
 void siw2_obj_destroyed(enum siw2_obj obj);
+void siw2_count(enum siw2_counter c);
 void siw2_debug_init(void);
 void siw2_debug_uninit(void);
 
@@ -81,5 +373,180 @@ void siw2_device_uninit(void);
 
 /* verbs.c */
 extern const struct ib_device_ops siw2_verbs_ops;
+void siw2_verbs_init_device(struct siw2_device *sdev);
+void siw2_verbs_uninit_device(struct siw2_device *sdev);
+
+/* queue.c: shared rings */
+int __must_check siw2_queue_init(struct siw2_queue *q, struct ib_udata *udata,
+				 u32 size, u32 esize, spinlock_t *lock);
+void siw2_queue_uninit(struct siw2_queue *q);
+u64 siw2_queue_key(const struct siw2_queue *q);
+u32 siw2_queue_avail(struct siw2_queue *q);
+void siw2_queue_read(const struct siw2_queue *q, u32 idx, void *out);
+void siw2_queue_consume(struct siw2_queue *q, u32 n);
+u32 siw2_queue_space(struct siw2_queue *q);
+void *siw2_queue_slot(struct siw2_queue *q);
+void siw2_queue_publish(struct siw2_queue *q);
+int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from);
+u32 siw2_queue_flags(const struct siw2_queue *q);
+void siw2_queue_set_flags(struct siw2_queue *q, u32 flags);
+int siw2_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void siw2_queue_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* cq.c */
+int siw2_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   SIW2_CREATE_CQ_ARG *uarg);
+int siw2_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata);
+int siw2_cq_poll(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int siw2_cq_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int siw2_cq_post(struct siw2_cq *cq, const struct siw2_cqe *cqe);
+
+static inline struct siw2_cq *to_siw2_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct siw2_cq, base);
+}
+
+/* srq.c */
+int siw2_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
+		    struct ib_udata *udata);
+int siw2_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int siw2_srq_query(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int siw2_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata);
+int siw2_srq_post_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+int siw2_srq_get_rqe(struct siw2_srq *srq, struct siw2_rqe *out);
+int siw2_rqe_from_wr(struct siw2_rqe *rqe, const struct ib_recv_wr *wr,
+		     u32 max_sge);
+bool siw2_rqe_valid(const struct siw2_rqe *rqe, u32 max_sge);
+
+static inline struct siw2_srq *to_siw2_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct siw2_srq, base);
+}
+
+/* qp.c */
+int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata);
+int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int siw2_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata);
+int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr);
+int siw2_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+struct ib_qp *siw2_qp_iw_get(struct ib_device *ibdev, int qpn);
+void siw2_qp_iw_add_ref(struct ib_qp *ibqp);
+void siw2_qp_iw_rem_ref(struct ib_qp *ibqp);
+void siw2_qp_get(struct siw2_qp *qp);
+void siw2_qp_put(struct siw2_qp *qp);
+int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state state);
+void siw2_qp_set_error(struct siw2_qp *qp);
+void siw2_qp_kick_tx(struct siw2_qp *qp);
+int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out);
+int siw2_qp_sq_complete(struct siw2_qp *qp, const struct siw2_sqe *sqe,
+			enum ib_wc_status status, u32 byte_len);
+int siw2_qp_get_rqe(struct siw2_qp *qp, struct siw2_rqe *out);
+
+static inline struct siw2_qp *to_siw2_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct siw2_qp, base);
+}
+
+/* mr.c */
+struct ib_mr *siw2_mr_reg_user(struct ib_pd *pd, u64 start, u64 len,
+			       u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *siw2_mr_get_dma(struct ib_pd *pd, int access);
+struct ib_mr *siw2_mr_alloc(struct ib_pd *pd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int siw2_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+int siw2_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
+struct siw2_mr *siw2_mr_lookup(struct siw2_device *sdev, u32 stag,
+			       struct ib_pd *pd, int access, u64 addr, u64 len,
+			       enum siw2_mr_fault *fault);
+struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
+				    struct ib_pd *pd, int access,
+				    struct siw2_stag_view *view);
+void siw2_mr_put(struct siw2_mr *mr);
+enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
+				      struct ib_pd *pd, bool remote);
+enum siw2_mr_fault siw2_mr_fast_reg(struct siw2_device *sdev, u32 stag,
+				    struct ib_pd *pd, int access);
+int siw2_mr_copy_to(struct siw2_mr *mr, u64 addr, const void *src, u64 len);
+int siw2_mr_copy_from(struct siw2_mr *mr, u64 addr, void *dst, u64 len);
+int siw2_mr_page(struct siw2_mr *mr, u64 addr, struct page **page,
+		 unsigned int *offset, unsigned int *len);
+
+static inline struct siw2_mr *to_siw2_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct siw2_mr, base);
+}
+
+/* cm.c: the iWARP connection manager (see llp.h for the QP's side) */
+struct iw_cm_id;
+struct iw_cm_conn_param;
+
+int siw2_cm_init(void);
+void siw2_cm_uninit(void);
+void siw2_cm_uninit_device(struct siw2_device *sdev);
+int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int siw2_cm_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
+int siw2_cm_create_listen(struct iw_cm_id *id, int backlog);
+int siw2_cm_destroy_listen(struct iw_cm_id *id);
+
+/* llp_stub.c: TEMPORARY, until the data path implements llp.h */
+void siw2_llp_stub_uninit(void);
+
+/* socket.c: kernel TCP sockets */
+struct sock;
+struct socket;
+struct sockaddr_storage;
+
+#define SIW2_SOCK_READ	BIT(0)	/* data, a new connection, or the peer's FIN */
+#define SIW2_SOCK_STATE	BIT(1)	/* TCP state changed: connected, closed, reset */
+#define SIW2_SOCK_WRITE	BIT(2)	/* room to send again */
+
+/**
+ * struct siw2_sock_cb - a watched socket's callback state (socket.c)
+ * @notify: called with SIW2_SOCK_* from the socket's callbacks, in
+ *	softirq or process context, with sk_callback_lock read-held
+ * @data_ready: the callbacks found when watching began
+ * @state_change: likewise
+ * @write_space: likewise
+ * @watching: siw2_sock_watch() installed the callbacks
+ */
+struct siw2_sock_cb {
+	void (*notify)(struct siw2_sock_cb *cb, unsigned int events);
+	void (*data_ready)(struct sock *sk);
+	void (*state_change)(struct sock *sk);
+	void (*write_space)(struct sock *sk);
+	bool watching;
+};
+
+void siw2_sock_watch(struct socket *sock, struct siw2_sock_cb *cb);
+void siw2_sock_unwatch(struct socket *sock, struct siw2_sock_cb *cb);
+int siw2_sock_listen(struct net *net, const struct sockaddr_storage *addr,
+		     bool v6only, int backlog, int tos,
+		     struct siw2_sock_cb *cb, struct socket **res);
+int siw2_sock_accept(struct socket *lsock, const struct siw2_sock_cb *lcb,
+		     struct socket **res);
+int siw2_sock_connect(struct net *net, const struct sockaddr_storage *laddr,
+		      const struct sockaddr_storage *raddr, int tos,
+		      struct siw2_sock_cb *cb, struct socket **res);
+int siw2_sock_connected(struct socket *sock);
+int siw2_sock_send(struct socket *sock, const void *buf, size_t len);
+int siw2_sock_recv(struct socket *sock, void *buf, size_t len, bool peek);
+int siw2_sock_names(struct socket *sock, struct sockaddr_storage *local,
+		    struct sockaddr_storage *peer);
+bool siw2_sock_addr_on(struct net *net, const struct sockaddr_storage *addr,
+		       struct net_device *ndev);
+void siw2_sockaddr_set_port(struct sockaddr_storage *addr, u16 port);
+void siw2_sock_close(struct socket *sock, struct siw2_sock_cb *cb,
+		     bool abortive);
 
 #endif /* SIW2_H */

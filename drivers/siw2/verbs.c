@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Device, port and context verbs.
+ * Device, port, context and protection domain verbs, and the table that
+ * wires every verb to the file that implements it (cq.c, srq.c, qp.c,
+ * mr.c, cm.c for the iWARP CM; queue.c maps the shared rings). MRs are not
+ * in the table of object sizes: the core leaves their allocation to the
+ * driver.
  */
 #include <linux/etherdevice.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/iw_cm.h>
 
 #include "siw2.h"
 #include <rdma/siw2-abi.h>
@@ -41,7 +46,9 @@ static int query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq_sge = SIW2_MAX_SGE;
 	attr->max_fast_reg_page_list_len = SIW2_MAX_FAST_REG_PAGES;
 	attr->max_pkeys = 1;
+	/* The engines do not implement RFC 7306 atomics yet. */
 	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
 	/* Lets `rdma link delete` remove a device created by `rdma link add`. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
@@ -68,6 +75,7 @@ static int query_port(struct ib_device *ibdev, u32 port,
 	attr->pkey_tbl_len = 1;
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 	attr->max_msg_sz = U32_MAX;
+	attr->max_vl_num = 1;
 	return 0;
 }
 
@@ -136,95 +144,53 @@ static void dealloc_ucontext(struct ib_ucontext *uctx)
 
 static int alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
+	struct siw2_device *sdev = to_siw2_dev(pd->device);
+
+	if (atomic_inc_return(&sdev->num_pd) > SIW2_MAX_PD) {
+		atomic_dec(&sdev->num_pd);
+		return -ENOMEM;
+	}
 	siw2_obj_created(SIW2_OBJ_PD);
 	return 0;
 }
 
 static int dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
+	atomic_dec(&to_siw2_dev(pd->device)->num_pd);
 	siw2_obj_destroyed(SIW2_OBJ_PD);
 	return 0;
 }
 
 /*
- * Queue pairs, completion queues and memory regions are mandatory entries of
- * an ib_device; until the engines land they refuse honestly.
+ * The per-device state of the verbs objects, set up right after the device
+ * is allocated and torn down in dealloc_driver, after the core destroyed
+ * every object.
  */
-static int create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,
-		     struct ib_udata *udata)
+void siw2_verbs_init_device(struct siw2_device *sdev)
 {
-	return -EOPNOTSUPP;
+	/*
+	 * The core enables most uverbs write commands itself; these it
+	 * leaves to drivers. Posting without work requests is the doorbell
+	 * of a user QP (see the uAPI header).
+	 */
+	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				       BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC);
+	sdev->next_qpn = SIW2_QPN_MIN;
+	sdev->next_stag = 1;
+	/* siw2 uses the ports the RDMA CM picks; no port mapping. */
+	sdev->ibdev.iw_driver_flags = IW_F_NO_PORT_MAP;
 }
 
-static int modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask,
-		     struct ib_udata *udata)
+void siw2_verbs_uninit_device(struct siw2_device *sdev)
 {
-	return -EOPNOTSUPP;
+	siw2_cm_uninit_device(sdev);
+	WARN_ON(!xa_empty(&sdev->qps));
+	WARN_ON(!xa_empty(&sdev->mrs));
+	xa_destroy(&sdev->qps);
+	xa_destroy(&sdev->mrs);
 }
-
-static int destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-		     const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static int post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
-		     const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static int create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
-		     SIW2_CREATE_CQ_UARG)
-{
-	return -EOPNOTSUPP;
-}
-
-static int destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int poll_cq(struct ib_cq *cq, int num, struct ib_wc *wc)
-{
-	return 0;
-}
-
-static int req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
-{
-	return -EOPNOTSUPP;
-}
-
-static struct ib_mr *get_dma_mr(struct ib_pd *pd, int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static struct ib_mr *reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
-				 u64 iova, int access, struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static int dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
-{
-	return 0;
-}
-
-struct siw2_qp_stub {
-	struct ib_qp base;
-};
-
-struct siw2_cq_stub {
-	struct ib_cq base;
-};
 
 const struct ib_device_ops siw2_verbs_ops = {
 	.query_device = query_device,
@@ -234,23 +200,47 @@ const struct ib_device_ops siw2_verbs_ops = {
 	.query_pkey = query_pkey,
 	.alloc_ucontext = alloc_ucontext,
 	.dealloc_ucontext = dealloc_ucontext,
+	.mmap = siw2_queue_mmap,
+	.mmap_free = siw2_queue_mmap_free,
 	.alloc_pd = alloc_pd,
 	.dealloc_pd = dealloc_pd,
-	.create_qp = create_qp,
-	.modify_qp = modify_qp,
-	.destroy_qp = destroy_qp,
-	.post_send = post_send,
-	.post_recv = post_recv,
-	.create_cq = create_cq,
-	.destroy_cq = destroy_cq,
-	.poll_cq = poll_cq,
-	.req_notify_cq = req_notify_cq,
-	.get_dma_mr = get_dma_mr,
-	.reg_user_mr = reg_user_mr,
-	.dereg_mr = dereg_mr,
+
+	.create_cq = siw2_cq_create,
+	.destroy_cq = siw2_cq_destroy,
+	.poll_cq = siw2_cq_poll,
+	.req_notify_cq = siw2_cq_req_notify,
+	.resize_cq = siw2_cq_resize,
+
+	.create_srq = siw2_srq_create,
+	.modify_srq = siw2_srq_modify,
+	.query_srq = siw2_srq_query,
+	.destroy_srq = siw2_srq_destroy,
+	.post_srq_recv = siw2_srq_post_recv,
+
+	.create_qp = siw2_qp_create,
+	.modify_qp = siw2_qp_modify,
+	.query_qp = siw2_qp_query,
+	.destroy_qp = siw2_qp_destroy,
+	.post_send = siw2_qp_post_send,
+	.post_recv = siw2_qp_post_recv,
+	.iw_get_qp = siw2_qp_iw_get,
+	.iw_add_ref = siw2_qp_iw_add_ref,
+	.iw_rem_ref = siw2_qp_iw_rem_ref,
+	.iw_connect = siw2_cm_connect,
+	.iw_accept = siw2_cm_accept,
+	.iw_reject = siw2_cm_reject,
+	.iw_create_listen = siw2_cm_create_listen,
+	.iw_destroy_listen = siw2_cm_destroy_listen,
+
+	.get_dma_mr = siw2_mr_get_dma,
+	.reg_user_mr = siw2_mr_reg_user,
+	.alloc_mr = siw2_mr_alloc,
+	.map_mr_sg = siw2_mr_map_sg,
+	.dereg_mr = siw2_mr_dereg,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, siw2_ucontext, base),
 	INIT_RDMA_OBJ_SIZE(ib_pd, siw2_pd, base),
-	INIT_RDMA_OBJ_SIZE(ib_qp, siw2_qp_stub, base),
-	INIT_RDMA_OBJ_SIZE(ib_cq, siw2_cq_stub, base),
+	INIT_RDMA_OBJ_SIZE(ib_cq, siw2_cq, base),
+	INIT_RDMA_OBJ_SIZE(ib_srq, siw2_srq, base),
+	INIT_RDMA_OBJ_SIZE(ib_qp, siw2_qp, base),
 };

@@ -1,0 +1,1487 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The iWARP connection manager: a siw2 device's iw_cm operations, the
+ * connection endpoint (struct siw2_cep) that runs the TCP handshake and MPA
+ * startup (RFC 5044 7.1, RFC 6581) on a kernel socket, and the listeners.
+ * MPA's rules are mpa.c's pure state machine, sockets are socket.c's, and
+ * once the stream is in Full Operation the QP's data path owns it (llp.h).
+ *
+ * Endpoint states:
+ *
+ *   active:  IDLE -> CONNECTING -> AWAIT_REPLY -> ATTACHED -> DEAD
+ *   passive: IDLE -> AWAIT_REQUEST -> AWAIT_ULP -> ATTACHED -> DEAD
+ *
+ * and DEAD from any state. Every wait has a timer (module parameters below):
+ * the TCP handshake, the Reply, the Request, and the ULP's answer to a
+ * connect request, bounded by the Reply timeout since a peer like siw2
+ * gives up after that anyway.
+ *
+ * Lifetime. A cep is reference counted. Its base reference belongs to the
+ * state machine and is dropped when the cep enters DEAD (cep_finish());
+ * every queued work item and armed timer holds one more, and so does every
+ * caller that found the cep (a handle lookup, a listener's teardown), so
+ * cep_finish() never frees. Socket callbacks reach the cep through
+ * sk_user_data and only queue work; the socket is unwatched before the
+ * base reference goes, so a callback always finds a live cep.
+ *
+ * Locking. cep->lock serializes everything a cep does: iw_cm downcalls,
+ * socket events, timeouts and the QP's siw2_cm_llp_closed(), all in process
+ * context (socket callbacks and siw2_cm_llp_closed() defer to cm_wq). Lock
+ * order: listen_socks_lock before ls->lock, cep->lock before ls->lock; no
+ * cep->lock is taken while ls->lock is held.
+ *
+ * Upcalls go to the iw_cm's event_handler, which copies what it needs and
+ * defers to its own workqueue, so it is called under these locks. The
+ * iw_cm dictates the order: after iw_connect returned 0 exactly one
+ * CONNECT_REPLY follows, after iw_accept returned 0 ESTABLISHED, and
+ * DISCONNECT and CLOSE only after those (iw_destroy_cm_id waits for the
+ * first two). A cep holds its cm_id (add_ref) while it may still upcall.
+ *
+ * Handles. The iw_cm hands a connect request's provider_data to the cm_id
+ * it creates for it, but may drop a request without a word (its listener
+ * is being destroyed, an allocation failed). provider_data is therefore a
+ * handle into cep_handles rather than a pointer: a dropped request is
+ * reclaimed by its timer or its listener's teardown, and a late iw_accept()
+ * or iw_reject() finds nothing.
+ *
+ * Listening. For a wildcard listen the iw_cm calls create_listen once per
+ * device. siw2 keeps one listening socket per (namespace, address, port),
+ * struct listen_sock, and hangs each device listening there on it, struct
+ * siw2_listener: several devices of a namespace share a wildcard port, and
+ * addresses added to a netdev later are covered. A new connection goes to
+ * the device whose netdev owns its local address, or is reset if there is
+ * none, since the RDMA CM could not place it on a device either.
+ */
+#include <linux/module.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/ipv6.h>
+#include <net/net_namespace.h>
+#include <rdma/iw_cm.h>
+
+#include "siw2.h"
+#include "llp.h"
+#include "mpa.h"
+#include "rdmap.h"
+
+/*
+ * Module-wide MPA and timeout settings, read when a connection starts.
+ * Documentation/admin-guide.md describes them.
+ */
+static unsigned int mpa_rev = SIW2_MPA_REV_2;
+static bool mpa_crc = true;
+static bool mpa_markers;
+static bool mpa_p2p;
+static unsigned int mpa_rtr = SIW2_MPA_RTR_ALL;
+static unsigned int tcp_timeout_ms = 10000;
+static unsigned int mpa_request_timeout_ms = 10000;
+static unsigned int mpa_reply_timeout_ms = 20000;
+
+static int set_rev(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, SIW2_MPA_REV_1, SIW2_MPA_REV_2);
+}
+
+static int set_rtr(const char *val, const struct kernel_param *kp)
+{
+	/* RFC 6581 9.2: an enhanced responder offers at least one RTR. */
+	return param_set_uint_minmax(val, kp, 1, SIW2_MPA_RTR_ALL);
+}
+
+static int set_ms(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 100, 600000);
+}
+
+static const struct kernel_param_ops rev_ops = {
+	.set = set_rev,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops rtr_ops = {
+	.set = set_rtr,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops ms_ops = {
+	.set = set_ms,
+	.get = param_get_uint,
+};
+
+module_param_cb(mpa_rev, &rev_ops, &mpa_rev, 0644);
+MODULE_PARM_DESC(mpa_rev, "MPA revision requested, highest accepted (1 or 2 = RFC 6581; default 2)");
+module_param(mpa_crc, bool, 0644);
+MODULE_PARM_DESC(mpa_crc, "Ask for MPA CRCs (default on, RFC 5044 4.4)");
+module_param(mpa_markers, bool, 0644);
+MODULE_PARM_DESC(mpa_markers, "Ask for MPA Markers (default off)");
+module_param(mpa_p2p, bool, 0644);
+MODULE_PARM_DESC(mpa_p2p, "Initiator: request the RFC 6581 peer-to-peer RTR (default off; a responder answers what it is asked)");
+module_param_cb(mpa_rtr, &rtr_ops, &mpa_rtr, 0644);
+MODULE_PARM_DESC(mpa_rtr, "RTR types offered or accepted: 1 Send, 2 Write, 4 Read (default 7)");
+module_param_cb(tcp_timeout_ms, &ms_ops, &tcp_timeout_ms, 0644);
+MODULE_PARM_DESC(tcp_timeout_ms, "TCP connect timeout (default 10000)");
+module_param_cb(mpa_request_timeout_ms, &ms_ops, &mpa_request_timeout_ms, 0644);
+MODULE_PARM_DESC(mpa_request_timeout_ms, "Wait for an MPA Request after a TCP accept (default 10000)");
+module_param_cb(mpa_reply_timeout_ms, &ms_ops, &mpa_reply_timeout_ms, 0644);
+MODULE_PARM_DESC(mpa_reply_timeout_ms, "Wait for an MPA Reply, and for the ULP to answer a request (default 20000)");
+
+/* A listener drains at most this many connections per work run. */
+#define LISTEN_BATCH 32
+
+enum cep_state {
+	CEP_IDLE,		/* being set up */
+	CEP_CONNECTING,		/* active: TCP handshake */
+	CEP_AWAIT_REPLY,	/* active: Request sent, Reply awaited */
+	CEP_AWAIT_REQUEST,	/* passive: TCP accepted, Request awaited */
+	CEP_AWAIT_ULP,		/* passive: CONNECT_REQUEST upcalled */
+	CEP_ATTACHED,		/* the QP owns the stream */
+	CEP_DEAD,
+};
+
+/* Bits of cep->events that are not socket events. */
+#define CEP_EV_LLP_CLOSED 0
+
+/**
+ * struct listen_sock - a listening socket shared by the devices on it
+ * @ref: one per siw2_listener on it and per queued work
+ * @lock: protects @sock, @entries and each entry's pending list and count
+ * @node: in listen_socks while @sock is open
+ * @net: namespace of the socket (a reference is held)
+ * @addr: bound address and port
+ * @v6only: IPv6 only (the cm_id's afonly)
+ * @sock: the socket; NULL once the last listener left
+ * @cb: its callback state
+ * @work: accepts connections
+ * @entries: the struct siw2_listener on this socket
+ */
+struct listen_sock {
+	struct kref ref;
+	struct mutex lock;	/* see above */
+	struct list_head node;
+	struct net *net;
+	struct sockaddr_storage addr;
+	bool v6only;
+	struct socket *sock;
+	struct siw2_sock_cb cb;
+	struct work_struct work;
+	struct list_head entries;
+};
+
+/**
+ * struct siw2_listener - one device's listen, an iw_cm listening cm_id
+ * @node: in @ls->entries until destroy_listen
+ * @ls: the shared socket (a reference is held)
+ * @sdev: the device
+ * @cm_id: the iw_cm's listening cm_id; used only under @ls->lock while
+ *	not @dead
+ * @pending: ceps accepted for this device and not yet accepted or rejected
+ *	by the ULP, under @ls->lock
+ * @npending: their number
+ * @backlog: the most @pending may hold
+ * @dead: destroy_listen began; no more upcalls
+ */
+struct siw2_listener {
+	struct list_head node;
+	struct listen_sock *ls;
+	struct siw2_device *sdev;
+	struct iw_cm_id *cm_id;
+	struct list_head pending;
+	unsigned int npending;
+	unsigned int backlog;
+	bool dead;
+};
+
+/**
+ * struct siw2_cep - a connection endpoint
+ * @ref: see "Lifetime" above
+ * @lock: see "Locking" above; protects everything below but @events
+ * @all: in ceps, for device teardown
+ * @sdev: the device; outlives the cep (siw2_cm_uninit_device() waits)
+ * @net: the namespace sockets are made in (a reference is held)
+ * @state: enum cep_state
+ * @retried: active: the RFC 6581 10 fallback to revision 1 was used
+ * @fin: the last read ended at the peer's FIN rather than a reset
+ * @sock: the TCP socket, until DEAD
+ * @cb: @sock's callback state while the CM watches it
+ * @events: SIW2_SOCK_* are not kept (progress is polled); bit
+ *	CEP_EV_LLP_CLOSED is set by siw2_cm_llp_closed()
+ * @work: processes events
+ * @timer: the current wait's timeout
+ * @deadline: when the current wait ends
+ * @timer_on: a wait is armed
+ * @cm_id: the iw_cm's cm_id (a reference is held): active from connect,
+ *	passive from accept
+ * @qp: the QP (a reference is held): active from connect, passive from
+ *	accept
+ * @listener: passive: the listener, while on its pending list
+ * @pending: in @listener->pending
+ * @handle: passive: provider_data of the connect request, while AWAIT_ULP
+ * @llp_reason: from siw2_cm_llp_closed()
+ * @ird: active: the ULP's IRD, capped to the device's
+ * @ord: active: the ULP's ORD, capped
+ * @tos: IP TOS for the socket, or -1
+ * @laddr: active: local address (the cm_id's mapped address)
+ * @raddr: active: peer address
+ * @pdata: active: the Private Data of the Request
+ * @pdata_len: its length
+ * @tx_len: octets of the frame in @tx
+ * @tx_off: octets of it sent
+ * @tx: an MPA frame (or a Terminate FPDU) being sent
+ * @rx: receive buffer
+ * @mpa: the MPA startup state machine
+ */
+struct siw2_cep {
+	struct kref ref;
+	struct mutex lock;	/* see above */
+	struct list_head all;
+	struct siw2_device *sdev;
+	struct net *net;
+	enum cep_state state;
+	bool retried;
+	bool fin;
+	struct socket *sock;
+	struct siw2_sock_cb cb;
+	unsigned long events;
+	struct work_struct work;
+	struct delayed_work timer;
+	unsigned long deadline;
+	bool timer_on;
+	struct iw_cm_id *cm_id;
+	struct siw2_qp *qp;
+	struct siw2_listener *listener;
+	struct list_head pending;
+	u32 handle;
+	int llp_reason;
+	u16 ird;
+	u16 ord;
+	int tos;
+	struct sockaddr_storage laddr;
+	struct sockaddr_storage raddr;
+	void *pdata;
+	u16 pdata_len;
+	u32 tx_len;
+	u32 tx_off;
+	u8 tx[SIW2_MPA_FRAME_MAX];
+	u8 rx[SIW2_MPA_FRAME_MAX];
+	struct siw2_mpa_cm mpa;
+};
+
+static struct workqueue_struct *cm_wq;
+
+/* Every cep, for device teardown; ceps_wait is woken as each one goes. */
+static DEFINE_SPINLOCK(ceps_lock);
+static LIST_HEAD(ceps);
+static DECLARE_WAIT_QUEUE_HEAD(ceps_wait);
+
+/* Handle -> cep in AWAIT_ULP. Handles start at 1 and are used cyclically. */
+static DEFINE_XARRAY_ALLOC1(cep_handles);
+static u32 next_handle;
+
+static DEFINE_MUTEX(listen_socks_lock);
+static LIST_HEAD(listen_socks);
+
+/* ---- endpoints ---- */
+
+static void cep_release(struct kref *ref)
+{
+	struct siw2_cep *cep = container_of(ref, struct siw2_cep, ref);
+
+	WARN_ON(cep->sock || cep->qp || cep->cm_id || cep->listener ||
+		cep->handle);
+	siw2_obj_destroyed(SIW2_OBJ_CEP);
+	put_net(cep->net);
+	kfree(cep->pdata);
+	mutex_destroy(&cep->lock);
+	spin_lock(&ceps_lock);
+	list_del(&cep->all);
+	spin_unlock(&ceps_lock);
+	kfree(cep);
+	wake_up_all(&ceps_wait);
+}
+
+static void cep_put(struct siw2_cep *cep)
+{
+	kref_put(&cep->ref, cep_release);
+}
+
+/* Queues the work, with a reference for it; any context. */
+static void cep_queue(struct siw2_cep *cep)
+{
+	/*
+	 * The caller holds a reference (or the cep is watched, which implies
+	 * the base one), so the put below never frees.
+	 */
+	kref_get(&cep->ref);
+	if (!queue_work(cm_wq, &cep->work))
+		cep_put(cep);
+}
+
+static void cep_notify(struct siw2_sock_cb *cb, unsigned int events)
+{
+	cep_queue(container_of(cb, struct siw2_cep, cb));
+}
+
+static void __cep_arm(struct siw2_cep *cep, unsigned int ms)
+{
+	unsigned long delay = msecs_to_jiffies(ms);
+
+	cep->deadline = jiffies + delay;
+	cep->timer_on = true;
+	/* Only a newly queued timer needs a reference of its own. */
+	kref_get(&cep->ref);
+	if (mod_delayed_work(cm_wq, &cep->timer, delay))
+		cep_put(cep);
+}
+
+static void cep_arm(struct siw2_cep *cep, unsigned int ms)
+{
+	lockdep_assert_held(&cep->lock);
+	__cep_arm(cep, ms);
+}
+
+static void cep_disarm(struct siw2_cep *cep)
+{
+	lockdep_assert_held(&cep->lock);
+	cep->timer_on = false;
+	/* A timer already running finds timer_on clear and drops its own. */
+	if (cancel_delayed_work(&cep->timer))
+		cep_put(cep);
+}
+
+static void cep_work(struct work_struct *work);
+static void cep_timeout(struct work_struct *work);
+
+static struct siw2_cep *cep_alloc(struct siw2_device *sdev, struct net *net)
+{
+	struct siw2_cep *cep;
+
+	cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+	if (!cep)
+		return NULL;
+	kref_init(&cep->ref);
+	mutex_init(&cep->lock);
+	INIT_WORK(&cep->work, cep_work);
+	INIT_DELAYED_WORK(&cep->timer, cep_timeout);
+	INIT_LIST_HEAD(&cep->pending);
+	cep->cb.notify = cep_notify;
+	cep->sdev = sdev;
+	cep->net = get_net(net);
+	cep->tos = -1;
+	spin_lock(&ceps_lock);
+	list_add_tail(&cep->all, &ceps);
+	spin_unlock(&ceps_lock);
+	siw2_obj_created(SIW2_OBJ_CEP);
+	return cep;
+}
+
+/* Passive: takes the cep off its listener and out of the handle table. */
+static void pending_unlink(struct siw2_cep *cep)
+{
+	struct siw2_listener *l = cep->listener;
+
+	lockdep_assert_held(&cep->lock);
+	if (cep->handle) {
+		xa_erase(&cep_handles, cep->handle);
+		cep->handle = 0;
+	}
+	if (!l)
+		return;
+	/* l lives until its teardown has seen every cep on its list. */
+	mutex_lock(&l->ls->lock);
+	if (!list_empty(&cep->pending)) {
+		list_del_init(&cep->pending);
+		l->npending--;
+	}
+	mutex_unlock(&l->ls->lock);
+	cep->listener = NULL;
+}
+
+/*
+ * Ends the endpoint: closes what it still holds and drops the base
+ * reference. The caller holds another reference.
+ */
+static void cep_finish(struct siw2_cep *cep, bool abortive)
+{
+	lockdep_assert_held(&cep->lock);
+	if (cep->state == CEP_DEAD)
+		return;
+	cep_disarm(cep);
+	pending_unlink(cep);
+	if (cep->sock) {
+		siw2_sock_close(cep->sock, &cep->cb, abortive);
+		cep->sock = NULL;
+	}
+	if (cep->qp) {
+		siw2_qp_put(cep->qp);
+		cep->qp = NULL;
+	}
+	if (cep->cm_id) {
+		cep->cm_id->rem_ref(cep->cm_id);
+		cep->cm_id = NULL;
+	}
+	cep->state = CEP_DEAD;
+	WARN_ON(kref_read(&cep->ref) < 2);
+	cep_put(cep);
+}
+
+/* ---- MPA ---- */
+
+static void mpa_params(struct siw2_mpa_params *p, bool initiator, bool rev1)
+{
+	memset(p, 0, sizeof(*p));
+	p->rev = rev1 ? SIW2_MPA_REV_1 : READ_ONCE(mpa_rev);
+	p->crc = READ_ONCE(mpa_crc);
+	p->markers = READ_ONCE(mpa_markers);
+	p->rtr = READ_ONCE(mpa_rtr) & SIW2_MPA_RTR_ALL;
+	if (initiator) {
+		p->p2p = p->rev >= SIW2_MPA_REV_2 && READ_ONCE(mpa_p2p);
+		if (!p->p2p)
+			p->rtr = 0;
+	}
+}
+
+/* ULP Private Data that fits a frame (RFC 5044 7.1.1, RFC 6581 7). */
+static u16 pdata_max(bool enhanced)
+{
+	return SIW2_MPA_PD_MAX - (enhanced ? sizeof(struct siw2_mpa_v2) : 0);
+}
+
+/*
+ * An IRD or ORD for the iw_cm's u8 fields; SIW2_MPA_IRD_ORD_NONE (no value
+ * exchanged) stands for @fallback.
+ */
+static u8 depth(u16 v, u16 fallback)
+{
+	if (v == SIW2_MPA_IRD_ORD_NONE)
+		v = fallback;
+	return min_t(u16, v, U8_MAX);
+}
+
+/*
+ * Feeds the socket's octets to the MPA state machine, taking from the
+ * socket only what the state machine consumed: whatever follows a frame
+ * belongs to the FPDU stream and stays there for the QP.
+ */
+static enum siw2_mpa_cm_action rx_frame(struct siw2_cep *cep)
+{
+	enum siw2_mpa_cm_action act;
+	size_t used;
+	int n;
+
+	lockdep_assert_held(&cep->lock);
+	for (;;) {
+		n = siw2_sock_recv(cep->sock, cep->rx, sizeof(cep->rx), true);
+		if (n == -EAGAIN)
+			return SIW2_MPA_CM_NEED_MORE;
+		if (n <= 0) {
+			cep->fin = !n;
+			return siw2_mpa_cm_closed(&cep->mpa);
+		}
+		act = siw2_mpa_cm_rx(&cep->mpa, cep->rx, n, &used);
+		if (used && siw2_sock_recv(cep->sock, cep->rx, used,
+					   false) != (int)used) {
+			cep->fin = false;
+			return siw2_mpa_cm_closed(&cep->mpa);
+		}
+		if (act != SIW2_MPA_CM_NEED_MORE || !used)
+			return act;
+	}
+}
+
+/*
+ * RFC 6581 9.1, 9.2: an initiator that cannot agree on IRD/ORD or an RTR is
+ * in Full Operation and says so with a Terminate before closing. Best
+ * effort; the connection ends either way.
+ */
+static void send_terminate(struct siw2_cep *cep)
+{
+	const struct siw2_mpa_conn *conn = &cep->mpa.conn;
+	struct siw2_term_info t;
+	struct siw2_mpa_tx tx;
+	u8 ulpdu[64];
+	size_t n;
+	u32 len;
+
+	siw2_rdmap_term_prepare(&t, SIW2_TERM(SIW2_MPA_TERM_LAYER,
+					      SIW2_MPA_TERM_ETYPE,
+					      siw2_mpa_err_ecode(cep->mpa.err)),
+				NULL, 0, 0);
+	len = siw2_rdmap_term_build(ulpdu, sizeof(ulpdu), &t);
+	if (!len)
+		return;
+	siw2_mpa_tx_init(&tx, conn->tx_markers, conn->crc);
+	n = siw2_mpa_fpdu_build(&tx, ulpdu, len, cep->tx, sizeof(cep->tx));
+	if (n)
+		siw2_sock_send(cep->sock, cep->tx, n);
+}
+
+/* ---- handing the stream to the QP ---- */
+
+/* On iWARP the provider moves the QP to RTS once the stream is up. */
+static int qp_to_rts(struct siw2_qp *qp)
+{
+	int ret;
+
+	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_INIT:
+		ret = siw2_qp_set_state(qp, IB_QPS_RTR);
+		if (ret)
+			return ret;
+		fallthrough;
+	case IB_QPS_RTR:
+		return siw2_qp_set_state(qp, IB_QPS_RTS);
+	case IB_QPS_RTS:
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Gives the socket to cep->qp (llp.h). On failure before the QP took it
+ * the cep is unchanged; after, the cep is ATTACHED, the QP is told to shut
+ * down, and siw2_cm_llp_closed() will follow.
+ */
+static int hand_over(struct siw2_cep *cep, bool initiator)
+{
+	int ret;
+
+	lockdep_assert_held(&cep->lock);
+	siw2_sock_unwatch(cep->sock, &cep->cb);
+	ret = siw2_qp_llp_attach(cep->qp, cep->sock, &cep->mpa.conn, cep,
+				 initiator, NULL, 0);
+	if (ret)
+		return ret;
+	cep->state = CEP_ATTACHED;
+	ret = qp_to_rts(cep->qp);
+	if (ret)
+		siw2_qp_llp_shutdown(cep->qp, true);
+	return ret;
+}
+
+/* ---- active side ---- */
+
+/*
+ * Reports the end of an active attempt (CONNECT_REPLY with an error) and
+ * ends the cep. The iw_cm translates addresses only on success; on failure
+ * the RDMA CM copies them as given, so they are the cm_id's own.
+ */
+static void active_fail(struct siw2_cep *cep, int status, bool pdata,
+			bool abortive)
+{
+	const struct siw2_mpa_conn *conn = &cep->mpa.conn;
+	struct iw_cm_event ev = {
+		.event = IW_CM_EVENT_CONNECT_REPLY,
+		.status = status,
+	};
+	struct iw_cm_id *id = cep->cm_id;
+
+	lockdep_assert_held(&cep->lock);
+	if (id) {
+		ev.local_addr = id->local_addr;
+		ev.remote_addr = id->remote_addr;
+		if (pdata && conn->pdata_len) {
+			ev.private_data = (void *)conn->pdata;
+			ev.private_data_len = min_t(u16, conn->pdata_len,
+						    U8_MAX);
+		}
+		id->event_handler(id, &ev);
+	}
+	cep_finish(cep, abortive);
+}
+
+/* Creates the socket and starts the handshake; the caller cleans up. */
+static int active_start(struct siw2_cep *cep)
+{
+	struct siw2_mpa_params p;
+	size_t len;
+	int ret;
+
+	lockdep_assert_held(&cep->lock);
+	mpa_params(&p, true, cep->retried);
+	p.ird = cep->ird;
+	p.ord = cep->ord;
+	if (siw2_mpa_cm_init(&cep->mpa, SIW2_MPA_INITIATOR, &p) ||
+	    siw2_mpa_cm_request(&cep->mpa, cep->pdata, cep->pdata_len, cep->tx,
+				sizeof(cep->tx), &len))
+		return -EINVAL;
+	cep->tx_len = len;
+	cep->tx_off = 0;
+	ret = siw2_sock_connect(cep->net, &cep->laddr, &cep->raddr, cep->tos,
+				&cep->cb, &cep->sock);
+	if (ret)
+		return ret;
+	cep->state = CEP_CONNECTING;
+	cep_arm(cep, READ_ONCE(tcp_timeout_ms));
+	return 0;
+}
+
+/*
+ * RFC 6581 10: a responder without RFC 6581 closes on an enhanced Request
+ * (or takes its data for Private Data). Connect once more with revision 1.
+ */
+static void active_retry(struct siw2_cep *cep)
+{
+	lockdep_assert_held(&cep->lock);
+	siw2_count(SIW2_CNT_REV1_RETRY);
+	cep_disarm(cep);
+	siw2_sock_close(cep->sock, &cep->cb, !cep->fin);
+	cep->sock = NULL;
+	cep->retried = true;
+	/* The old connection may linger in TIME_WAIT on our port. */
+	siw2_sockaddr_set_port(&cep->laddr, 0);
+	if (active_start(cep))
+		active_fail(cep, -ECONNRESET, false, true);
+}
+
+static void active_established(struct siw2_cep *cep)
+{
+	const struct siw2_mpa_conn *conn = &cep->mpa.conn;
+	struct iw_cm_event ev = { .event = IW_CM_EVENT_CONNECT_REPLY };
+	struct iw_cm_id *id = cep->cm_id;
+
+	lockdep_assert_held(&cep->lock);
+	cep_disarm(cep);
+	if (siw2_sock_names(cep->sock, &ev.local_addr, &ev.remote_addr)) {
+		active_fail(cep, -ECONNRESET, false, true);
+		return;
+	}
+	if (hand_over(cep, true)) {
+		if (cep->state != CEP_ATTACHED) {
+			active_fail(cep, -ECONNABORTED, false, true);
+			return;
+		}
+		/* The stream ends through the QP; the cm_id hears of it now. */
+		ev.status = -ECONNABORTED;
+		ev.local_addr = id->local_addr;
+		ev.remote_addr = id->remote_addr;
+		id->event_handler(id, &ev);
+		id->rem_ref(id);
+		cep->cm_id = NULL;
+		return;
+	}
+	/* The RDMA CM reads ird as the initiator depth (ORD), ord as IRD. */
+	ev.ird = depth(conn->ord, cep->ord);
+	ev.ord = depth(conn->ird, cep->ird);
+	if (conn->pdata_len) {
+		ev.private_data = (void *)conn->pdata;
+		ev.private_data_len = min_t(u16, conn->pdata_len, U8_MAX);
+	}
+	id->event_handler(id, &ev);
+	siw2_count(SIW2_CNT_CONNECTED);
+}
+
+static void active_error(struct siw2_cep *cep)
+{
+	enum siw2_mpa_err err = cep->mpa.err;
+	int status = -EPROTO;
+	bool abortive = true;
+
+	lockdep_assert_held(&cep->lock);
+	if (!cep->retried && siw2_mpa_cm_retry_rev1(&cep->mpa) &&
+	    (err == SIW2_MPA_ERR_ENH_MISSING || cep->fin)) {
+		active_retry(cep);
+		return;
+	}
+	switch (err) {
+	case SIW2_MPA_ERR_CLOSED:
+		siw2_count(SIW2_CNT_PEER_CLOSED);
+		status = -ECONNRESET;
+		abortive = false;
+		break;
+	case SIW2_MPA_ERR_IRD:
+	case SIW2_MPA_ERR_NO_RTR:
+		siw2_count(SIW2_CNT_NEGOTIATION);
+		send_terminate(cep);
+		abortive = false;
+		break;
+	default:
+		siw2_count(SIW2_CNT_BAD_FRAME);
+		break;
+	}
+	active_fail(cep, status, false, abortive);
+}
+
+static void active_progress(struct siw2_cep *cep)
+{
+	int n;
+
+	lockdep_assert_held(&cep->lock);
+	if (cep->state == CEP_CONNECTING) {
+		n = siw2_sock_connected(cep->sock);
+		if (!n)
+			return;
+		if (n < 0) {
+			siw2_count(SIW2_CNT_REFUSED);
+			/* The RDMA CM reports -ETIMEDOUT as unreachable. */
+			if (n == -EHOSTUNREACH || n == -ENETUNREACH)
+				n = -ETIMEDOUT;
+			active_fail(cep, n, false, true);
+			return;
+		}
+		cep->state = CEP_AWAIT_REPLY;
+		cep_arm(cep, READ_ONCE(mpa_reply_timeout_ms));
+	}
+	if (cep->tx_off < cep->tx_len) {
+		n = siw2_sock_send(cep->sock, cep->tx + cep->tx_off,
+				   cep->tx_len - cep->tx_off);
+		if (n > 0)
+			cep->tx_off += n;
+		/* On an error the read below sees the end of the stream. */
+	}
+	switch (rx_frame(cep)) {
+	case SIW2_MPA_CM_NEED_MORE:
+		break;
+	case SIW2_MPA_CM_ESTABLISHED:
+		active_established(cep);
+		break;
+	case SIW2_MPA_CM_REJECTED:
+		/* 7.1.2 rule 3: the Reply's Private Data goes to the ULP. */
+		siw2_count(SIW2_CNT_REJECT_RCVD);
+		active_fail(cep, -ECONNREFUSED, true, false);
+		break;
+	default:
+		active_error(cep);
+		break;
+	}
+}
+
+/**
+ * siw2_cm_connect() - ib_device_ops.iw_connect
+ * @id: the iw_cm's cm_id; its mapped addresses are used
+ * @param: Private Data, IRD/ORD and the QP
+ *
+ * Starts the TCP handshake and returns; CONNECT_REPLY reports the outcome.
+ *
+ * Return: 0, or a negative errno if no attempt was started.
+ */
+int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct siw2_device *sdev = to_siw2_dev(id->device);
+	u16 maxpd = pdata_max(READ_ONCE(mpa_rev) >= SIW2_MPA_REV_2);
+	struct siw2_cep *cep;
+	struct ib_qp *ibqp;
+	int ret;
+
+	if (param->private_data_len > maxpd ||
+	    (param->private_data_len && !param->private_data))
+		return -EINVAL;
+	if ((id->m_remote_addr.ss_family != AF_INET &&
+	     id->m_remote_addr.ss_family != AF_INET6) ||
+	    id->m_local_addr.ss_family != id->m_remote_addr.ss_family)
+		return -EAFNOSUPPORT;
+	ibqp = siw2_qp_iw_get(id->device, param->qpn);
+	if (!ibqp)
+		return -EINVAL;
+
+	cep = cep_alloc(sdev, dev_net(sdev->netdev));
+	if (!cep)
+		return -ENOMEM;
+	cep->ird = min_t(u32, param->ird, SIW2_MAX_IRD);
+	cep->ord = min_t(u32, param->ord, SIW2_MAX_ORD);
+	cep->laddr = id->m_local_addr;
+	cep->raddr = id->m_remote_addr;
+	if (id->tos_set)
+		cep->tos = id->tos;
+	cep->qp = to_siw2_qp(ibqp);
+	siw2_qp_get(cep->qp);
+
+	/* Our own reference, for cep_finish() on the error path. */
+	kref_get(&cep->ref);
+	mutex_lock(&cep->lock);
+	ret = -ENOMEM;
+	if (param->private_data_len) {
+		cep->pdata = kmemdup(param->private_data,
+				     param->private_data_len, GFP_KERNEL);
+		if (!cep->pdata)
+			goto fail;
+		cep->pdata_len = param->private_data_len;
+	}
+	ret = active_start(cep);
+	if (ret)
+		goto fail;
+	id->add_ref(id);
+	cep->cm_id = id;
+	siw2_count(SIW2_CNT_CONNECT);
+	mutex_unlock(&cep->lock);
+	cep_put(cep);
+	return 0;
+
+fail:
+	cep_finish(cep, true);
+	mutex_unlock(&cep->lock);
+	cep_put(cep);
+	return ret;
+}
+
+/* ---- passive side ---- */
+
+static void passive_request(struct siw2_cep *cep)
+{
+	const struct siw2_mpa_conn *conn = &cep->mpa.conn;
+	struct iw_cm_event ev = { .event = IW_CM_EVENT_CONNECT_REQUEST };
+	struct siw2_listener *l = cep->listener;
+	u32 handle;
+	int ret;
+
+	lockdep_assert_held(&cep->lock);
+	cep_disarm(cep);
+	if (!l || siw2_sock_names(cep->sock, &ev.local_addr,
+				  &ev.remote_addr))
+		goto drop;
+	ret = xa_alloc_cyclic(&cep_handles, &handle, cep, xa_limit_32b,
+			      &next_handle, GFP_KERNEL);
+	if (ret < 0)
+		goto drop;
+	cep->handle = handle;
+	cep->state = CEP_AWAIT_ULP;
+
+	ev.provider_data = (void *)(unsigned long)handle;
+	/* The iw_cm carries at most 255 octets; the ULP gets the first. */
+	if (conn->pdata_len) {
+		ev.private_data = (void *)conn->pdata;
+		ev.private_data_len = min_t(u16, conn->pdata_len, U8_MAX);
+	}
+	/*
+	 * What this side may use: an ORD up to the initiator's IRD, an IRD
+	 * for the initiator's ORD (RFC 6581 9.1), read by the RDMA CM as
+	 * initiator depth and responder resources. Without RFC 6581 data,
+	 * the device's limits.
+	 */
+	if (conn->enhanced) {
+		ev.ird = depth(min_t(u16, conn->peer_ird, SIW2_MAX_ORD),
+			       SIW2_MAX_ORD);
+		ev.ord = depth(min_t(u16, conn->peer_ord, SIW2_MAX_IRD),
+			       SIW2_MAX_IRD);
+	} else {
+		ev.ird = depth(SIW2_MAX_ORD, SIW2_MAX_ORD);
+		ev.ord = depth(SIW2_MAX_IRD, SIW2_MAX_IRD);
+	}
+
+	mutex_lock(&l->ls->lock);
+	ret = -ECONNABORTED;
+	if (!l->dead && !list_empty(&cep->pending))
+		ret = l->cm_id->event_handler(l->cm_id, &ev);
+	mutex_unlock(&l->ls->lock);
+	if (ret) {
+		siw2_count(SIW2_CNT_UPCALL_FAIL);
+		goto drop;
+	}
+	siw2_count(SIW2_CNT_REQUEST);
+	cep_arm(cep, READ_ONCE(mpa_reply_timeout_ms));
+	return;
+
+drop:
+	cep_finish(cep, true);
+}
+
+static void passive_progress(struct siw2_cep *cep)
+{
+	enum siw2_mpa_cm_action act;
+	enum siw2_mpa_err err;
+
+	lockdep_assert_held(&cep->lock);
+	act = rx_frame(cep);
+	if (act == SIW2_MPA_CM_NEED_MORE)
+		return;
+	if (act == SIW2_MPA_CM_REQUEST && cep->state == CEP_AWAIT_REQUEST) {
+		passive_request(cep);
+		return;
+	}
+	err = cep->mpa.err;
+	siw2_count(err == SIW2_MPA_ERR_CLOSED ? SIW2_CNT_PEER_CLOSED :
+						SIW2_CNT_BAD_FRAME);
+	/*
+	 * RFC 5044 7.1.2: a bad frame closes the connection. A revision we
+	 * do not speak is closed gracefully, which an RFC 6581 initiator
+	 * takes as the hint to retry with revision 1 (RFC 6581 10).
+	 */
+	cep_finish(cep, err != SIW2_MPA_ERR_CLOSED && err != SIW2_MPA_ERR_REV);
+}
+
+static struct siw2_cep *cep_find(struct iw_cm_id *id)
+{
+	struct siw2_cep *cep;
+
+	xa_lock(&cep_handles);
+	cep = xa_load(&cep_handles, (unsigned long)id->provider_data);
+	if (cep)
+		kref_get(&cep->ref);
+	xa_unlock(&cep_handles);
+	return cep;
+}
+
+/**
+ * siw2_cm_accept() - ib_device_ops.iw_accept
+ * @id: the cm_id the iw_cm made for a CONNECT_REQUEST
+ * @param: Private Data of the Reply, IRD/ORD and the QP
+ *
+ * Sends the Reply, gives the stream to the QP and upcalls ESTABLISHED.
+ * Any failure ends the connection: the iw_cm forgets it too.
+ *
+ * Return: 0, or a negative errno (-ECONNRESET: the request is gone).
+ */
+int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct iw_cm_event ev = { .event = IW_CM_EVENT_ESTABLISHED };
+	const struct siw2_mpa_conn *conn;
+	struct siw2_cep *cep;
+	struct ib_qp *ibqp;
+	u16 ird, ord;
+	size_t len;
+	int ret;
+
+	cep = cep_find(id);
+	if (!cep)
+		return -ECONNRESET;
+	mutex_lock(&cep->lock);
+	conn = &cep->mpa.conn;
+	ret = -ECONNRESET;
+	if (cep->state != CEP_AWAIT_ULP)
+		goto out;
+	ret = -EINVAL;
+	if (param->private_data_len > pdata_max(conn->enhanced) ||
+	    (param->private_data_len && !param->private_data))
+		goto drop;
+	ibqp = siw2_qp_iw_get(id->device, param->qpn);
+	if (!ibqp)
+		goto drop;
+	ird = min_t(u32, param->ird, SIW2_MAX_IRD);
+	ord = min_t(u32, param->ord, SIW2_MAX_ORD);
+	if (siw2_mpa_cm_accept(&cep->mpa, ird, ord, param->private_data,
+			       param->private_data_len, cep->tx,
+			       sizeof(cep->tx), &len))
+		goto drop;
+	/* A fresh connection has room for one frame; no waiting here. */
+	ret = siw2_sock_send(cep->sock, cep->tx, len);
+	if (ret != (int)len) {
+		ret = -ECONNRESET;
+		goto drop;
+	}
+	cep_disarm(cep);
+	pending_unlink(cep);
+	cep->qp = to_siw2_qp(ibqp);
+	siw2_qp_get(cep->qp);
+	ret = hand_over(cep, false);
+	if (ret) {
+		/* ATTACHED: the QP reports the end; nothing to upcall. */
+		if (cep->state == CEP_ATTACHED)
+			goto out;
+		goto drop;
+	}
+	id->add_ref(id);
+	cep->cm_id = id;
+	/* As for CONNECT_REPLY: ird is read as ORD, ord as IRD. */
+	ev.ird = depth(conn->ord, ord);
+	ev.ord = depth(conn->ird, ird);
+	id->event_handler(id, &ev);
+	siw2_count(SIW2_CNT_ACCEPTED);
+	ret = 0;
+	goto out;
+
+drop:
+	cep_finish(cep, true);
+out:
+	mutex_unlock(&cep->lock);
+	cep_put(cep);
+	return ret;
+}
+
+/**
+ * siw2_cm_reject() - ib_device_ops.iw_reject
+ * @id: the cm_id the iw_cm made for a CONNECT_REQUEST
+ * @pdata: Private Data for the rejecting Reply
+ * @pdata_len: its length
+ *
+ * Return: 0; a request that is gone already needs no reject.
+ */
+int siw2_cm_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
+{
+	struct siw2_cep *cep;
+	size_t len;
+
+	cep = cep_find(id);
+	if (!cep)
+		return 0;
+	mutex_lock(&cep->lock);
+	if (cep->state == CEP_AWAIT_ULP) {
+		/* RFC 6581 9.1: a reject may name what would be accepted. */
+		if (!siw2_mpa_cm_reject(&cep->mpa, SIW2_MAX_IRD, SIW2_MAX_ORD,
+					pdata, pdata_len, cep->tx,
+					sizeof(cep->tx), &len))
+			siw2_sock_send(cep->sock, cep->tx, len);
+		siw2_count(SIW2_CNT_REJECT_SENT);
+		/* Graceful, so that the Reply reaches the peer. */
+		cep_finish(cep, false);
+	}
+	mutex_unlock(&cep->lock);
+	cep_put(cep);
+	return 0;
+}
+
+/* ---- listeners ---- */
+
+static void ls_release(struct kref *ref)
+{
+	struct listen_sock *ls = container_of(ref, struct listen_sock, ref);
+
+	WARN_ON(ls->sock || !list_empty(&ls->entries));
+	siw2_obj_destroyed(SIW2_OBJ_LISTENER);
+	put_net(ls->net);
+	mutex_destroy(&ls->lock);
+	kfree(ls);
+}
+
+static void ls_put(struct listen_sock *ls)
+{
+	kref_put(&ls->ref, ls_release);
+}
+
+static void ls_queue(struct listen_sock *ls)
+{
+	kref_get(&ls->ref);
+	if (!queue_work(cm_wq, &ls->work))
+		ls_put(ls);
+}
+
+static void ls_notify(struct siw2_sock_cb *cb, unsigned int events)
+{
+	if (events & SIW2_SOCK_READ)
+		ls_queue(container_of(cb, struct listen_sock, cb));
+}
+
+/* Hands a new connection to the device owning its local address. */
+static void ls_dispatch(struct listen_sock *ls, struct socket *sock)
+{
+	struct sockaddr_storage local, peer;
+	struct siw2_mpa_params p;
+	struct siw2_listener *l;
+	struct siw2_cep *cep;
+	bool found = false;
+
+	lockdep_assert_held(&ls->lock);
+	if (siw2_sock_names(sock, &local, &peer))
+		goto drop;
+	/* Entries are live, so their devices are registered. */
+	list_for_each_entry(l, &ls->entries, node) {
+		if (siw2_sock_addr_on(ls->net, &local, l->sdev->netdev)) {
+			found = true;
+			break;
+		}
+	}
+	if (!found) {
+		siw2_count(SIW2_CNT_NO_DEVICE);
+		goto drop;
+	}
+	if (l->npending >= l->backlog) {
+		siw2_count(SIW2_CNT_OVERFLOW);
+		goto drop;
+	}
+	cep = cep_alloc(l->sdev, ls->net);
+	if (!cep)
+		goto drop;
+	mpa_params(&p, false, false);
+	if (siw2_mpa_cm_init(&cep->mpa, SIW2_MPA_RESPONDER, &p)) {
+		cep_put(cep);
+		goto drop;
+	}
+	cep->sock = sock;
+	cep->state = CEP_AWAIT_REQUEST;
+	cep->listener = l;
+	list_add_tail(&cep->pending, &l->pending);
+	l->npending++;
+	/*
+	 * Nobody can reach the cep yet, so cep->lock is not needed (and
+	 * would invert the lock order). The timer and the socket make it
+	 * reachable; both only queue work, which runs after ls->lock is
+	 * released. Octets may have arrived before the watch: look once.
+	 */
+	__cep_arm(cep, READ_ONCE(mpa_request_timeout_ms));
+	siw2_sock_watch(sock, &cep->cb);
+	cep_queue(cep);
+	return;
+
+drop:
+	siw2_sock_close(sock, NULL, true);
+}
+
+static void ls_work(struct work_struct *work)
+{
+	struct listen_sock *ls = container_of(work, struct listen_sock, work);
+	struct socket *sock;
+	int n, ret;
+
+	mutex_lock(&ls->lock);
+	for (n = 0; ls->sock && n < LISTEN_BATCH; n++) {
+		ret = siw2_sock_accept(ls->sock, &ls->cb, &sock);
+		if (ret)
+			break;
+		ls_dispatch(ls, sock);
+	}
+	/* More may be waiting: come back after others had their turn. */
+	if (n == LISTEN_BATCH)
+		ls_queue(ls);
+	mutex_unlock(&ls->lock);
+	ls_put(ls);
+}
+
+static bool same_addr(const struct sockaddr_storage *a,
+		      const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
+	const struct sockaddr_in *b4 = (const struct sockaddr_in *)b;
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_port == b4->sin_port &&
+		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	return a6->sin6_port == b6->sin6_port &&
+	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr) &&
+	       a6->sin6_scope_id == b6->sin6_scope_id;
+}
+
+static struct listen_sock *ls_find(struct net *net,
+				   const struct sockaddr_storage *addr)
+{
+	struct listen_sock *ls;
+
+	lockdep_assert_held(&listen_socks_lock);
+	list_for_each_entry(ls, &listen_socks, node)
+		if (net_eq(ls->net, net) && same_addr(&ls->addr, addr))
+			return ls;
+	return NULL;
+}
+
+static int ls_create(struct net *net, const struct sockaddr_storage *addr,
+		     bool v6only, int backlog, int tos,
+		     struct listen_sock **res)
+{
+	struct listen_sock *ls;
+	int ret;
+
+	lockdep_assert_held(&listen_socks_lock);
+	ls = kzalloc(sizeof(*ls), GFP_KERNEL);
+	if (!ls)
+		return -ENOMEM;
+	kref_init(&ls->ref);
+	mutex_init(&ls->lock);
+	INIT_LIST_HEAD(&ls->entries);
+	INIT_WORK(&ls->work, ls_work);
+	ls->cb.notify = ls_notify;
+	ls->net = get_net(net);
+	ls->addr = *addr;
+	ls->v6only = v6only;
+	/* Connections arriving at once wait for ls->sock to be set. */
+	mutex_lock(&ls->lock);
+	ret = siw2_sock_listen(net, addr, v6only, backlog, tos, &ls->cb,
+			       &ls->sock);
+	mutex_unlock(&ls->lock);
+	if (ret) {
+		put_net(ls->net);
+		mutex_destroy(&ls->lock);
+		kfree(ls);
+		return ret;
+	}
+	list_add_tail(&ls->node, &listen_socks);
+	siw2_obj_created(SIW2_OBJ_LISTENER);
+	*res = ls;
+	return 0;
+}
+
+/* Closes the socket once no device listens on it; drops a reference. */
+static void ls_leave(struct listen_sock *ls)
+{
+	lockdep_assert_held(&listen_socks_lock);
+	mutex_lock(&ls->lock);
+	if (list_empty(&ls->entries) && ls->sock) {
+		list_del(&ls->node);
+		/* TCP resets the connections it had not handed out yet. */
+		siw2_sock_close(ls->sock, &ls->cb, false);
+		ls->sock = NULL;
+	}
+	mutex_unlock(&ls->lock);
+	ls_put(ls);
+}
+
+/**
+ * siw2_cm_create_listen() - ib_device_ops.iw_create_listen
+ * @id: the listening cm_id; its mapped local address is listened on
+ * @backlog: connect requests that may wait for the ULP at once
+ *
+ * Return: 0, -EADDRINUSE if the address is taken (also by this device or
+ * with another afonly setting), or another negative errno.
+ */
+int siw2_cm_create_listen(struct iw_cm_id *id, int backlog)
+{
+	struct siw2_device *sdev = to_siw2_dev(id->device);
+	const struct sockaddr_storage *addr = &id->m_local_addr;
+	struct net *net = dev_net(sdev->netdev);
+	struct siw2_listener *l, *other;
+	struct listen_sock *ls;
+	bool v6only;
+	int ret = 0;
+
+	if (addr->ss_family != AF_INET && addr->ss_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	v6only = addr->ss_family == AF_INET6 && id->afonly;
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&l->pending);
+	l->sdev = sdev;
+	l->cm_id = id;
+	l->backlog = max(backlog, 1);
+
+	mutex_lock(&listen_socks_lock);
+	ls = ls_find(net, addr);
+	if (ls) {
+		if (ls->v6only != v6only) {
+			ret = -EADDRINUSE;
+			goto unlock;
+		}
+		kref_get(&ls->ref);
+	} else {
+		ret = ls_create(net, addr, v6only, l->backlog,
+				id->tos_set ? id->tos : -1, &ls);
+		if (ret)
+			goto unlock;
+	}
+	mutex_lock(&ls->lock);
+	list_for_each_entry(other, &ls->entries, node)
+		if (other->sdev == sdev)
+			ret = -EADDRINUSE;
+	if (!ret) {
+		l->ls = ls;
+		list_add_tail(&l->node, &ls->entries);
+	}
+	mutex_unlock(&ls->lock);
+	if (ret)
+		ls_leave(ls);
+unlock:
+	mutex_unlock(&listen_socks_lock);
+	if (ret) {
+		kfree(l);
+		return ret;
+	}
+	id->provider_data = l;
+	siw2_obj_created(SIW2_OBJ_LISTENER);
+	return 0;
+}
+
+/**
+ * siw2_cm_destroy_listen() - ib_device_ops.iw_destroy_listen
+ * @id: the listening cm_id
+ *
+ * Connections not yet accepted by the ULP die with the listener: those
+ * still in MPA startup, and requests the ULP has not answered (a later
+ * iw_accept() of one fails). No upcall reaches @id once this returns.
+ *
+ * Return: 0.
+ */
+int siw2_cm_destroy_listen(struct iw_cm_id *id)
+{
+	struct siw2_listener *l = id->provider_data;
+	struct listen_sock *ls;
+	struct siw2_cep *cep;
+
+	if (!l)
+		return 0;
+	ls = l->ls;
+	kref_get(&ls->ref);
+	mutex_lock(&listen_socks_lock);
+	mutex_lock(&ls->lock);
+	l->dead = true;
+	list_del(&l->node);
+	mutex_unlock(&ls->lock);
+	ls_leave(ls);
+	mutex_unlock(&listen_socks_lock);
+
+	mutex_lock(&ls->lock);
+	while ((cep = list_first_entry_or_null(&l->pending, struct siw2_cep,
+					       pending))) {
+		list_del_init(&cep->pending);
+		l->npending--;
+		kref_get(&cep->ref);
+		mutex_unlock(&ls->lock);
+
+		mutex_lock(&cep->lock);
+		cep->listener = NULL;
+		if (cep->state == CEP_AWAIT_REQUEST ||
+		    cep->state == CEP_AWAIT_ULP) {
+			siw2_count(SIW2_CNT_LISTEN_DROP);
+			cep_finish(cep, true);
+		}
+		mutex_unlock(&cep->lock);
+		cep_put(cep);
+		mutex_lock(&ls->lock);
+	}
+	mutex_unlock(&ls->lock);
+	/* No cep refers to l any more: each one cleared it under its lock. */
+	id->provider_data = NULL;
+	kfree(l);
+	ls_put(ls);
+	siw2_obj_destroyed(SIW2_OBJ_LISTENER);
+	return 0;
+}
+
+/* ---- events ---- */
+
+/* The stream the QP had is gone: tell the iw_cm and end the cep. */
+static void llp_closed(struct siw2_cep *cep)
+{
+	struct iw_cm_event ev = { .event = IW_CM_EVENT_DISCONNECT };
+	struct iw_cm_id *id = cep->cm_id;
+
+	lockdep_assert_held(&cep->lock);
+	if (id) {
+		/* DISCONNECT first: a disconnect downcall then does nothing. */
+		id->event_handler(id, &ev);
+		ev.event = IW_CM_EVENT_CLOSE;
+		ev.status = READ_ONCE(cep->llp_reason);
+		id->event_handler(id, &ev);
+	}
+	siw2_count(SIW2_CNT_DISCONNECT);
+	cep_finish(cep, false);
+}
+
+/**
+ * siw2_cm_llp_closed() - see llp.h
+ * @cep: the endpoint given to siw2_qp_llp_attach()
+ * @reason: 0, or a negative errno
+ */
+void siw2_cm_llp_closed(struct siw2_cep *cep, int reason)
+{
+	WRITE_ONCE(cep->llp_reason, reason);
+	set_bit(CEP_EV_LLP_CLOSED, &cep->events);
+	/* ATTACHED holds the base reference until this is processed. */
+	cep_queue(cep);
+}
+
+static void cep_work(struct work_struct *work)
+{
+	struct siw2_cep *cep = container_of(work, struct siw2_cep, work);
+
+	mutex_lock(&cep->lock);
+	switch (cep->state) {
+	case CEP_CONNECTING:
+	case CEP_AWAIT_REPLY:
+		active_progress(cep);
+		break;
+	case CEP_AWAIT_REQUEST:
+	case CEP_AWAIT_ULP:
+		passive_progress(cep);
+		break;
+	case CEP_ATTACHED:
+		if (test_and_clear_bit(CEP_EV_LLP_CLOSED, &cep->events))
+			llp_closed(cep);
+		break;
+	case CEP_IDLE:
+	case CEP_DEAD:
+		break;
+	}
+	mutex_unlock(&cep->lock);
+	cep_put(cep);
+}
+
+static void timed_out(struct siw2_cep *cep)
+{
+	lockdep_assert_held(&cep->lock);
+	switch (cep->state) {
+	case CEP_CONNECTING:
+		siw2_count(SIW2_CNT_TCP_TIMEOUT);
+		active_fail(cep, -ETIMEDOUT, false, true);
+		break;
+	case CEP_AWAIT_REPLY:
+		/* 7.1.2 rule 8 */
+		siw2_mpa_cm_timeout(&cep->mpa);
+		siw2_count(SIW2_CNT_REPLY_TIMEOUT);
+		active_fail(cep, -ETIMEDOUT, false, true);
+		break;
+	case CEP_AWAIT_REQUEST:
+		/* 7.1.2 rule 10 */
+		siw2_mpa_cm_timeout(&cep->mpa);
+		siw2_count(SIW2_CNT_REQUEST_TIMEOUT);
+		cep_finish(cep, true);
+		break;
+	case CEP_AWAIT_ULP:
+		siw2_count(SIW2_CNT_ULP_TIMEOUT);
+		cep_finish(cep, true);
+		break;
+	default:
+		break;
+	}
+}
+
+static void cep_timeout(struct work_struct *work)
+{
+	struct siw2_cep *cep = container_of(to_delayed_work(work),
+					    struct siw2_cep, timer);
+
+	mutex_lock(&cep->lock);
+	/* A timer re-armed while this one waited for the lock is not due. */
+	if (cep->timer_on && time_after_eq(jiffies, cep->deadline)) {
+		cep->timer_on = false;
+		timed_out(cep);
+	}
+	mutex_unlock(&cep->lock);
+	cep_put(cep);
+}
+
+/* ---- setup and teardown ---- */
+
+static bool device_has_ceps(struct siw2_device *sdev)
+{
+	struct siw2_cep *cep;
+	bool found = false;
+
+	spin_lock(&ceps_lock);
+	list_for_each_entry(cep, &ceps, all) {
+		if (cep->sdev == sdev) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock(&ceps_lock);
+	return found;
+}
+
+/**
+ * siw2_cm_uninit_device() - wait for a device's endpoints to be gone
+ * @sdev: the device, in dealloc_driver
+ *
+ * The RDMA core destroyed every cm_id and QP of the device before, so what
+ * is left is closing down: queued work, or a QP's siw2_cm_llp_closed() on
+ * its way. The endpoints point at the device, so it waits.
+ */
+void siw2_cm_uninit_device(struct siw2_device *sdev)
+{
+	while (!wait_event_timeout(ceps_wait, !device_has_ceps(sdev),
+				   10 * HZ))
+		pr_warn_ratelimited("siw2: %s: waiting for its connections to close\n",
+				    dev_name(&sdev->ibdev.dev));
+}
+
+int siw2_cm_init(void)
+{
+	/* The CM can be on the path of memory reclaim (NFS over RDMA). */
+	cm_wq = alloc_workqueue("siw2_cm", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+	return cm_wq ? 0 : -ENOMEM;
+}
+
+void siw2_cm_uninit(void)
+{
+	/* Every device is gone, and with them every listener and cep. */
+	WARN_ON(!list_empty(&listen_socks));
+	WARN_ON(!list_empty(&ceps));
+	destroy_workqueue(cm_wq);
+	/*
+	 * Socket callbacks of ours that were entered before their socket
+	 * was unwatched run in softirq context or in our own (finished)
+	 * work: wait for the former before the module text goes.
+	 */
+	synchronize_rcu();
+	xa_destroy(&cep_handles);
+}

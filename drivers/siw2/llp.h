@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The contract between the connection manager (cm.c, socket.c) and the
+ * queue pair's data path (tx.c, rx.c): who owns the TCP socket when, and
+ * how each side tells the other that the stream ended.
+ *
+ * Lifetime of a connection, seen from the socket:
+ *
+ *   1. cm.c creates (connect) or accepts (listen) the socket, runs MPA
+ *      connection setup on it with the pure siw2_mpa_cm state machine,
+ *      and upcalls to the iw_cm.
+ *   2. When setup is complete and the ULP has a QP on the connection
+ *      (iw_connect's reply, or iw_accept), cm.c calls siw2_qp_llp_attach().
+ *      From then on the QP owns the socket's callbacks (sk_data_ready,
+ *      sk_write_space, sk_state_change) and all reads and writes; cm.c
+ *      keeps only its reference to the socket and to the QP.
+ *   3. The stream ends in one of three ways:
+ *      - the ULP disconnects: the iw_cm moves the QP to SQD (graceful) or
+ *        ERR (abortive) through modify_qp, which calls
+ *        siw2_qp_llp_shutdown(); the QP stops sending, shuts TCP down
+ *        (graceful) or resets it (abortive);
+ *      - the peer closes, resets or sends a Terminate, or the QP detects a
+ *        protocol error (and sends a Terminate, RFC 5040 section 7): the
+ *        QP moves to ERR or CLOSING/TERMINATE itself;
+ *      - the QP is destroyed.
+ *      In every case the QP, once it has stopped using the socket and
+ *      restored the callbacks, calls siw2_cm_llp_closed() exactly once;
+ *      cm.c then releases the socket and upcalls IW_CM_EVENT_DISCONNECT /
+ *      IW_CM_EVENT_CLOSE as the iw_cm expects.
+ *
+ * Context: siw2_qp_llp_attach() and siw2_qp_llp_shutdown() are called in
+ * process context and may sleep. siw2_cm_llp_closed() may be called from
+ * any context (it defers its work to the CM's workqueue).
+ */
+#ifndef SIW2_LLP_H
+#define SIW2_LLP_H
+
+#include <linux/types.h>
+
+struct socket;
+struct siw2_qp;
+struct siw2_cep;
+struct siw2_mpa_conn;
+
+/**
+ * siw2_qp_llp_attach() - give an established MPA stream to a QP
+ * @qp: the QP, in RTS or about to be moved there by the iw_cm
+ * @sock: the TCP socket; the QP takes over its callbacks and I/O, the
+ *	caller keeps its reference until siw2_cm_llp_closed()
+ * @conn: what MPA negotiated (revision, CRC, markers, RTR, IRD/ORD); copied
+ * @cep: the CM endpoint to report the end of the stream to
+ * @initiator: this side sent the MPA Request. The initiator sends the
+ *	negotiated RTR (conn->rtr) before anything else; the responder sends
+ *	no FPDU until the first FPDU from the initiator arrived (RFC 5044
+ *	section 7.1.2, RFC 6581 section 5)
+ * @rx_prefix: octets the CM read past the MPA frame (the start of the
+ *	first FPDUs); the QP processes them before reading the socket
+ * @rx_prefix_len: their number
+ *
+ * Return: 0, or a negative errno; on failure the socket is untouched.
+ */
+int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
+		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
+		       bool initiator, const void *rx_prefix,
+		       size_t rx_prefix_len);
+
+/**
+ * siw2_qp_llp_shutdown() - end the QP's use of its stream
+ * @qp: the QP
+ * @abortive: reset the connection instead of a graceful TCP close
+ *
+ * Called by modify_qp (SQD: graceful, ERR: abortive) and destroy_qp.
+ * Idempotent. siw2_cm_llp_closed() follows, once.
+ */
+void siw2_qp_llp_shutdown(struct siw2_qp *qp, bool abortive);
+
+/**
+ * siw2_cm_llp_closed() - the QP no longer uses its stream
+ * @cep: the endpoint given to siw2_qp_llp_attach()
+ * @reason: 0 for an orderly close, or a negative errno (-ECONNRESET for a
+ *	peer reset, -EPROTO after a Terminate was sent or received, ...)
+ */
+void siw2_cm_llp_closed(struct siw2_cep *cep, int reason);
+
+#endif /* SIW2_LLP_H */

@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions, the STag table, and access to registered memory.
+ *
+ * STags. An STag is an index into sdev->mrs (stag >> 8) and a key (its low
+ * octet). Registration picks a random key; fast registration installs the
+ * key the consumer chose with ib_update_fast_reg_key().
+ *
+ * Lookups run in any context, softirq included (RX placing tagged data):
+ * under RCU the index is loaded and a reference taken with
+ * refcount_inc_not_zero(); the key, state, protection domain, access
+ * rights and bounds are then checked on the held MR under mr->lock, which
+ * fast registration and invalidation also take.
+ *
+ * Lifetime. The STag table holds one reference. dereg_mr removes the STag
+ * from the table (no new lookups find it), drops the table's reference and
+ * waits until every holder has dropped theirs; only then are pages
+ * unpinned (which may sleep), and the MR is freed after an RCU grace
+ * period, for lookups that loaded the pointer but lost the race for a
+ * reference. Holders must therefore hold an MR only for the duration of
+ * one operation.
+ *
+ * Memory. siw2 registers its device without a DMA device, so the core's
+ * DMA mapping is virtual: a "DMA address" in an SGE, a DMA MR or a fast
+ * registration page list is a kernel virtual address. A user MR is a list
+ * of pinned pages, mapped with kmap_local_page() for each access.
+ */
+#include <linux/highmem.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+
+#include "siw2.h"
+#include "rdmap.h"
+
+/* Access rights siw2 knows; IB_ACCESS_HUGETLB and RO are only hints. */
+#define SIW2_ACCESS_RIGHTS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			    IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+#define SIW2_ACCESS_HINTS (IB_ACCESS_HUGETLB | IB_ACCESS_OPTIONAL)
+#define SIW2_ACCESS_REMOTE (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			    IB_ACCESS_REMOTE_ATOMIC)
+
+/* IB: remote write or atomic access needs local write access too. */
+static bool rights_ok(int access)
+{
+	if (access & ~(SIW2_ACCESS_RIGHTS | SIW2_ACCESS_HINTS))
+		return false;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return false;
+	return true;
+}
+
+static struct siw2_mr *mr_alloc(struct siw2_device *sdev, struct ib_pd *pd,
+				enum siw2_mr_kind kind)
+{
+	struct siw2_mr *mr;
+
+	if (atomic_inc_return(&sdev->num_mr) > SIW2_MAX_MR) {
+		atomic_dec(&sdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		atomic_dec(&sdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->sdev = sdev;
+	mr->pd = pd;
+	mr->kind = kind;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+	spin_lock_init(&mr->lock);
+	return mr;
+}
+
+/* Undoes mr_alloc() and whatever the MR collected; process context. */
+static void mr_free(struct siw2_mr *mr)
+{
+	struct siw2_device *sdev = mr->sdev;
+
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr->fpages);
+	atomic_dec(&sdev->num_mr);
+	kfree_rcu(mr, rcu);
+}
+
+/*
+ * Gives the MR an STag and makes it findable. The index is reserved
+ * first, so that the MR is complete, STag included, when lookups can see
+ * it (xa_store() publishes with release semantics).
+ */
+static int mr_publish(struct siw2_mr *mr)
+{
+	struct siw2_device *sdev = mr->sdev;
+	void *old;
+	u32 idx;
+	int ret;
+
+	ret = xa_alloc_cyclic(&sdev->mrs, &idx, NULL,
+			      XA_LIMIT(1, SIW2_STAG_INDEX_MAX),
+			      &sdev->next_stag, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	mr->stag = idx << 8 | get_random_u8();
+	mr->base.lkey = mr->stag;
+	mr->base.rkey = mr->stag;
+	old = xa_store(&sdev->mrs, idx, mr, GFP_KERNEL);
+	if (xa_is_err(old)) {
+		xa_erase(&sdev->mrs, idx);
+		return xa_err(old);
+	}
+	siw2_obj_created(SIW2_OBJ_MR);
+	return 0;
+}
+
+struct ib_mr *siw2_mr_reg_user(struct ib_pd *pd, u64 start, u64 len,
+			       u64 iova, int access, struct ib_udata *udata)
+{
+	struct siw2_device *sdev = to_siw2_dev(pd->device);
+	struct sg_page_iter piter;
+	struct ib_umem *umem;
+	struct siw2_mr *mr;
+	size_t npages, i;
+	int ret;
+
+	if (!len || len - 1 > U64_MAX - iova || !rights_ok(access))
+		return ERR_PTR(-EINVAL);
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EOPNOTSUPP);
+
+	mr = mr_alloc(sdev, pd, SIW2_MR_USER);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	/* Pins the pages and charges them to RLIMIT_MEMLOCK. */
+	umem = ib_umem_get(pd->device, start, len, access);
+	if (IS_ERR(umem)) {
+		ret = PTR_ERR(umem);
+		goto err_free;
+	}
+	mr->umem = umem;
+	npages = ib_umem_num_pages(umem);
+	mr->pages = kvmalloc_array(npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	i = 0;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &piter, 0) {
+		if (i == npages)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&piter);
+	}
+	if (WARN_ON_ONCE(i != npages)) {
+		ret = -EFAULT;
+		goto err_free;
+	}
+	mr->npages = npages;
+	mr->offset = ib_umem_offset(umem);
+	mr->iova = iova;
+	mr->len = len;
+	mr->access = access;
+	mr->valid = true;
+
+	ret = mr_publish(mr);
+	if (ret)
+		goto err_free;
+	return &mr->base;
+
+err_free:
+	mr_free(mr);
+	return ERR_PTR(ret);
+}
+
+/*
+ * All of the kernel's address space: what a kernel consumer's local DMA
+ * lkey (the core asks for one per PD) stands for.
+ */
+struct ib_mr *siw2_mr_get_dma(struct ib_pd *pd, int access)
+{
+	struct siw2_mr *mr;
+	int ret;
+
+	if (!rights_ok(access))
+		return ERR_PTR(-EINVAL);
+	mr = mr_alloc(to_siw2_dev(pd->device), pd, SIW2_MR_DMA);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->iova = 0;
+	mr->len = U64_MAX;
+	mr->access = access;
+	mr->valid = true;
+	ret = mr_publish(mr);
+	if (ret) {
+		mr_free(mr);
+		return ERR_PTR(ret);
+	}
+	return &mr->base;
+}
+
+/* A fast registration MR; invalid until a REG_MR work request. */
+struct ib_mr *siw2_mr_alloc(struct ib_pd *pd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct siw2_mr *mr;
+	int ret;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SIW2_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = mr_alloc(to_siw2_dev(pd->device), pd, SIW2_MR_FAST);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->fpages = kcalloc(max_num_sg, sizeof(*mr->fpages), GFP_KERNEL);
+	if (!mr->fpages) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	mr->max_pages = max_num_sg;
+	ret = mr_publish(mr);
+	if (ret)
+		goto err_free;
+	return &mr->base;
+
+err_free:
+	mr_free(mr);
+	return ERR_PTR(ret);
+}
+
+static int set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct siw2_mr *mr = to_siw2_mr(ibmr);
+
+	if (mr->npages >= mr->max_pages)
+		return -ENOMEM;
+	mr->fpages[mr->npages++] = addr;
+	return 0;
+}
+
+/*
+ * ib_device_ops.map_mr_sg: the page list of the next fast registration.
+ * The offset of the first byte in its page is taken now, as a consumer
+ * may change ibmr->iova afterwards (ib_map_mr_sg_zbva()).
+ */
+int siw2_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct siw2_mr *mr = to_siw2_mr(ibmr);
+	int n;
+
+	if (mr->kind != SIW2_MR_FAST || !is_power_of_2(ibmr->page_size) ||
+	    ibmr->page_size < SZ_4K)
+		return -EINVAL;
+	mr->npages = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, set_page);
+	mr->offset = ibmr->iova & (ibmr->page_size - 1);
+	return n;
+}
+
+int siw2_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct siw2_mr *mr = to_siw2_mr(ibmr);
+
+	xa_erase(&mr->sdev->mrs, mr->stag >> 8);
+	siw2_mr_put(mr);
+	wait_for_completion(&mr->released);
+	siw2_obj_destroyed(SIW2_OBJ_MR);
+	mr_free(mr);
+	return 0;
+}
+
+/* Takes a reference on the MR at @stag's index, whatever its key. */
+static struct siw2_mr *mr_get(struct siw2_device *sdev, u32 stag)
+{
+	struct siw2_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mrs, stag >> 8);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void siw2_mr_put(struct siw2_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/* In the order siw2_rdmap_check_stag() checks a tagged access. */
+static enum siw2_mr_fault check_locked(struct siw2_mr *mr, u32 stag,
+				       struct ib_pd *pd, int access, u64 addr,
+				       u64 len)
+{
+	lockdep_assert_held(&mr->lock);
+	if (mr->stag != stag)
+		return SIW2_MR_BAD_STAG;
+	if (!mr->valid)
+		return SIW2_MR_INVALID;
+	if (mr->pd != pd)
+		return SIW2_MR_BAD_PD;
+	if ((mr->access & access) != access)
+		return SIW2_MR_ACCESS;
+	if (len && len - 1 > U64_MAX - addr)
+		return SIW2_MR_WRAP;
+	if (!siw2_range_ok(addr, len, mr->iova, mr->len))
+		return SIW2_MR_BOUNDS;
+	return SIW2_MR_OK;
+}
+
+/**
+ * siw2_mr_lookup() - find and hold the MR an access uses
+ * @sdev: the device
+ * @stag: the STag (lkey or rkey)
+ * @pd: the protection domain of the QP making the access
+ * @access: IB_ACCESS_* rights needed; 0 for a local read
+ * @addr: first address accessed
+ * @len: octets accessed
+ * @fault: why not, when NULL is returned
+ *
+ * Any context.
+ *
+ * Return: the MR, held (siw2_mr_put() when done), or NULL.
+ */
+struct siw2_mr *siw2_mr_lookup(struct siw2_device *sdev, u32 stag,
+			       struct ib_pd *pd, int access, u64 addr, u64 len,
+			       enum siw2_mr_fault *fault)
+{
+	struct siw2_mr *mr = mr_get(sdev, stag);
+	unsigned long flags;
+
+	if (!mr) {
+		*fault = SIW2_MR_BAD_STAG;
+		return NULL;
+	}
+	spin_lock_irqsave(&mr->lock, flags);
+	*fault = check_locked(mr, stag, pd, access, addr, len);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	if (*fault) {
+		siw2_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/**
+ * siw2_mr_lookup_view() - hold an MR and describe it for rdmap.h/ddp.h
+ * @sdev: the device
+ * @stag: the STag of a tagged access
+ * @pd: the protection domain of the QP
+ * @access: IB_ACCESS_* rights the access needs
+ * @view: filled for siw2_rdmap_check_stag() or siw2_ddp_check_tagged(),
+ *	which order the checks and name the Terminate cause
+ *
+ * Any context.
+ *
+ * Return: the MR, held, when @view->valid; NULL otherwise.
+ */
+struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
+				    struct ib_pd *pd, int access,
+				    struct siw2_stag_view *view)
+{
+	struct siw2_mr *mr = mr_get(sdev, stag);
+	unsigned long flags;
+
+	memset(view, 0, sizeof(*view));
+	if (!mr)
+		return NULL;
+	spin_lock_irqsave(&mr->lock, flags);
+	view->valid = mr->stag == stag && mr->valid;
+	view->assoc = mr->pd == pd;
+	view->access = (mr->access & access) == access;
+	view->base = mr->iova;
+	view->len = mr->len;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	if (!view->valid) {
+		siw2_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/**
+ * siw2_mr_invalidate() - Local Invalidate, or a Send with Invalidate
+ * @sdev: the device
+ * @stag: the STag to invalidate
+ * @pd: the protection domain of the QP
+ * @remote: the peer asked; a local-only STag (no remote access rights)
+ *	cannot be invalidated remotely (see siw2_rdmap_check_inval())
+ *
+ * Only fast registration MRs are invalidated; an invalid one may be
+ * invalidated again. Any context.
+ *
+ * Return: SIW2_MR_OK, or why not.
+ */
+enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
+				      struct ib_pd *pd, bool remote)
+{
+	struct siw2_mr *mr = mr_get(sdev, stag);
+	enum siw2_mr_fault fault = SIW2_MR_OK;
+	unsigned long flags;
+
+	if (!mr)
+		return SIW2_MR_BAD_STAG;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->stag != stag)
+		fault = SIW2_MR_BAD_STAG;
+	else if (mr->pd != pd)
+		fault = SIW2_MR_BAD_PD;
+	else if (mr->kind != SIW2_MR_FAST)
+		fault = SIW2_MR_STATE;
+	else if (remote && !(mr->access & SIW2_ACCESS_REMOTE))
+		fault = SIW2_MR_ACCESS;
+	else
+		mr->valid = false;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	siw2_mr_put(mr);
+	return fault;
+}
+
+/**
+ * siw2_mr_fast_reg() - execute a REG_MR work request
+ * @sdev: the device
+ * @stag: the new STag (the MR's index, the consumer's key)
+ * @pd: the protection domain of the QP
+ * @access: IB_ACCESS_* rights to grant
+ *
+ * The region is what the last map_mr_sg() described, at the MR's iova
+ * and length as they are now. Any context.
+ *
+ * Return: SIW2_MR_OK, or why not (SIW2_MR_STATE: not a fast registration
+ * MR, still valid, or no page list was mapped).
+ */
+enum siw2_mr_fault siw2_mr_fast_reg(struct siw2_device *sdev, u32 stag,
+				    struct ib_pd *pd, int access)
+{
+	struct siw2_mr *mr = mr_get(sdev, stag);
+	enum siw2_mr_fault fault = SIW2_MR_OK;
+	unsigned long flags;
+
+	if (!mr)
+		return SIW2_MR_BAD_STAG;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->kind != SIW2_MR_FAST || mr->valid || !mr->npages ||
+	    !is_power_of_2(mr->base.page_size)) {
+		/* Not a fast registration MR, still valid, or never mapped. */
+		fault = SIW2_MR_STATE;
+	} else if (mr->pd != pd) {
+		fault = SIW2_MR_BAD_PD;
+	} else if (!rights_ok(access)) {
+		fault = SIW2_MR_ACCESS;
+	} else {
+		mr->stag = stag;
+		mr->access = access;
+		mr->iova = mr->base.iova;
+		mr->len = mr->base.length;
+		mr->page_shift = ilog2(mr->base.page_size);
+		mr->valid = true;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	siw2_mr_put(mr);
+	return fault;
+}
+
+/* Where one address of a held MR lives. */
+struct mr_loc {
+	void *va;		/* kernel address (DMA, fast registration) */
+	struct page *page;	/* or a page and an offset in it (user) */
+	unsigned int off;
+	unsigned int len;	/* octets to the end of the page */
+};
+
+/*
+ * Locates @addr, which the caller checked is inside the region. Kernel
+ * addresses come from kernel consumers (or a peer through an unsafe
+ * global rkey) and are checked to be mapped memory all the same.
+ */
+static int locate(struct siw2_mr *mr, u64 addr, struct mr_loc *l)
+{
+	u64 x = addr - mr->iova, idx;
+	unsigned long va;
+	u64 ps;
+
+	switch (mr->kind) {
+	case SIW2_MR_USER:
+		x += mr->offset;
+		idx = x >> PAGE_SHIFT;
+		if (idx >= mr->npages)
+			return -EFAULT;
+		l->va = NULL;
+		l->page = mr->pages[idx];
+		l->off = x & ~PAGE_MASK;
+		l->len = PAGE_SIZE - l->off;
+		return 0;
+	case SIW2_MR_DMA:
+		va = addr;
+		break;
+	case SIW2_MR_FAST:
+		ps = 1ULL << mr->page_shift;
+		x += mr->offset;
+		idx = x >> mr->page_shift;
+		if (idx >= mr->npages || idx >= mr->max_pages)
+			return -EFAULT;
+		va = mr->fpages[idx] + (x & (ps - 1));
+		break;
+	default:
+		return -EFAULT;
+	}
+	if (is_vmalloc_addr((void *)va))
+		l->page = vmalloc_to_page((void *)va);
+	else if (virt_addr_valid((void *)va))
+		l->page = virt_to_page((void *)va);
+	else
+		return -EFAULT;
+	if (!l->page)
+		return -EFAULT;
+	l->va = (void *)va;
+	l->off = offset_in_page(va);
+	l->len = PAGE_SIZE - l->off;
+	return 0;
+}
+
+static int range_check(struct siw2_mr *mr, u64 addr, u64 len)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	ok = len - 1 <= U64_MAX - addr &&
+	     siw2_range_ok(addr, len, mr->iova, mr->len);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ok ? 0 : -ERANGE;
+}
+
+/**
+ * siw2_mr_copy_to() - write into a held MR
+ * @mr: the MR, found by siw2_mr_lookup() with the rights the write needs
+ * @addr: first address written
+ * @src: the data
+ * @len: octets
+ *
+ * Any context.
+ *
+ * Return: 0, -ERANGE outside the region, -EFAULT for unmapped memory.
+ */
+int siw2_mr_copy_to(struct siw2_mr *mr, u64 addr, const void *src, u64 len)
+{
+	struct mr_loc l;
+	unsigned int n;
+	void *dst;
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = range_check(mr, addr, len);
+	if (ret)
+		return ret;
+	while (len) {
+		ret = locate(mr, addr, &l);
+		if (ret)
+			return ret;
+		n = min_t(u64, len, l.len);
+		if (l.va) {
+			memcpy(l.va, src, n);
+		} else {
+			dst = kmap_local_page(l.page);
+			memcpy(dst + l.off, src, n);
+			kunmap_local(dst);
+		}
+		addr += n;
+		src += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * siw2_mr_copy_from() - read from a held MR
+ * @mr: the MR, found by siw2_mr_lookup() with the rights the read needs
+ * @addr: first address read
+ * @dst: where to
+ * @len: octets
+ *
+ * Any context.
+ *
+ * Return: 0, -ERANGE outside the region, -EFAULT for unmapped memory.
+ */
+int siw2_mr_copy_from(struct siw2_mr *mr, u64 addr, void *dst, u64 len)
+{
+	struct mr_loc l;
+	unsigned int n;
+	void *src;
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = range_check(mr, addr, len);
+	if (ret)
+		return ret;
+	while (len) {
+		ret = locate(mr, addr, &l);
+		if (ret)
+			return ret;
+		n = min_t(u64, len, l.len);
+		if (l.va) {
+			memcpy(dst, l.va, n);
+		} else {
+			src = kmap_local_page(l.page);
+			memcpy(dst, src + l.off, n);
+			kunmap_local(src);
+		}
+		addr += n;
+		dst += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * siw2_mr_page() - the page under an address, for zero-copy transmit
+ * @mr: a held MR
+ * @addr: the address, inside the region
+ * @page: the page holding it
+ * @offset: @addr's offset in @page
+ * @len: octets from @addr to the end of @page or of the region
+ *
+ * The page stays valid while the MR is held. Any context.
+ *
+ * Return: 0, -ERANGE outside the region, -EFAULT for unmapped memory.
+ */
+int siw2_mr_page(struct siw2_mr *mr, u64 addr, struct page **page,
+		 unsigned int *offset, unsigned int *len)
+{
+	unsigned long flags;
+	struct mr_loc l;
+	u64 left;
+	int ret;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	left = siw2_range_ok(addr, 1, mr->iova, mr->len) ?
+	       mr->len - (addr - mr->iova) : 0;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	if (!left)
+		return -ERANGE;
+	ret = locate(mr, addr, &l);
+	if (ret)
+		return ret;
+	*page = l.page;
+	*offset = l.off;
+	*len = min_t(u64, left, l.len);
+	return 0;
+}

@@ -1,0 +1,1032 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pairs: creation, the state machine, the kernel's post paths,
+ * flushing, and the hooks the engines and the connection manager use.
+ *
+ * States. siw2 keeps the IB state names. An iWARP QP starts in the RDMAC
+ * verbs' Idle state, which the IB verbs call INIT (as other iWARP drivers
+ * report it, and as rdma-core's tests expect of an RNIC); RESET is reached
+ * only through ERR. Transitions are those of the IB RC table
+ * (ib_modify_qp_is_ok()); SQD and SQE are not modelled.
+ *
+ * Lifetime. The core allocates struct ib_qp and frees it when destroy_qp
+ * returns. qp->ref keeps what siw2 owns alive beyond that point's start:
+ * the creator's reference is dropped by destroy_qp, which then waits
+ * until every other holder (the CM through iw_add_ref, later the engines)
+ * has dropped theirs. The QP number is removed from the device's table
+ * first, so that no new holder can find it.
+ *
+ * Locks, all taken with interrupts off since the engines run in softirq:
+ * qp->lock (state, attributes) before qp->sq_lock or qp->rq_lock (never
+ * both at once), before a CQ's or the SRQ's lock. The state is written
+ * under qp->lock and read under a queue lock, so that a post racing with
+ * a move to ERR is either refused or flushed (the flush takes the queue
+ * lock after the state is written).
+ *
+ * Flushing (what ib_drain_qp() relies on): in ERR every SQE and RQE in the
+ * rings completes with IB_WC_WR_FLUSH_ERR, in ring order, signaled or
+ * not. The kernel flushes when it is entered: on the move to ERR, on a
+ * kernel post to a QP in ERR, and for a user QP on a doorbell
+ * (post_send or post_recv without work requests), which the provider
+ * rings while SIW2_SQ_NEED_WAKEUP or SIW2_RQ_NEED_WAKEUP is set (see the
+ * uAPI header for the barriers).
+ *
+ * Trust. User rings are read through queue.c's checks; an SQE or RQE is
+ * validated as a copy. A ring whose indices lie moves the QP to ERR with
+ * IB_EVENT_QP_FATAL.
+ */
+#include <linux/log2.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "siw2.h"
+#include <rdma/siw2-abi.h>
+
+static_assert(sizeof(struct siw2_sqe) == 256);
+static_assert(SIW2_MAX_INLINE == SIW2_UMAX_INLINE);
+
+/* What set_state_locked() leaves for its caller to do unlocked. */
+#define QP_EV_LAST_WQE	BIT(0)
+#define QP_EV_BROKEN	BIT(1)
+
+static const u8 sqe_wc_opcode[SIW2_OP_MAX] = {
+	[SIW2_OP_SEND] = SIW2_WC_SEND,
+	[SIW2_OP_SEND_INV] = SIW2_WC_SEND,
+	[SIW2_OP_WRITE] = SIW2_WC_WRITE,
+	[SIW2_OP_WRITE_IMM] = SIW2_WC_WRITE,
+	[SIW2_OP_SEND_IMM] = SIW2_WC_SEND,
+	[SIW2_OP_READ] = SIW2_WC_READ,
+	[SIW2_OP_READ_INV] = SIW2_WC_READ,
+	[SIW2_OP_ATOMIC_CMP_SWP] = SIW2_WC_COMP_SWAP,
+	[SIW2_OP_ATOMIC_FETCH_ADD] = SIW2_WC_FETCH_ADD,
+	[SIW2_OP_LOCAL_INV] = SIW2_WC_LOCAL_INV,
+	[SIW2_OP_REG_MR] = SIW2_WC_REG_MR,
+};
+
+static void qp_event(struct siw2_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->base.device,
+		.element.qp = &qp->base,
+		.event = type,
+	};
+
+	if (qp->base.event_handler)
+		qp->base.event_handler(&ev, qp->base.qp_context);
+}
+
+void siw2_qp_get(struct siw2_qp *qp)
+{
+	kref_get(&qp->ref);
+}
+
+static void qp_released(struct kref *ref)
+{
+	complete(&container_of(ref, struct siw2_qp, ref)->released);
+}
+
+void siw2_qp_put(struct siw2_qp *qp)
+{
+	kref_put(&qp->ref, qp_released);
+}
+
+/*
+ * ib_device_ops.iw_get_qp. No reference is taken: the iWARP CM calls it
+ * for a QP its consumer owns and takes one with iw_add_ref right after.
+ */
+struct ib_qp *siw2_qp_iw_get(struct ib_device *ibdev, int qpn)
+{
+	struct siw2_qp *qp;
+
+	if (qpn < 0)
+		return NULL;
+	qp = xa_load(&to_siw2_dev(ibdev)->qps, qpn);
+	return qp ? &qp->base : NULL;
+}
+
+void siw2_qp_iw_add_ref(struct ib_qp *ibqp)
+{
+	siw2_qp_get(to_siw2_qp(ibqp));
+}
+
+void siw2_qp_iw_rem_ref(struct ib_qp *ibqp)
+{
+	siw2_qp_put(to_siw2_qp(ibqp));
+}
+
+/* Is this copy of an SQE one this QP may execute? */
+static bool sqe_valid(const struct siw2_qp *qp, const struct siw2_sqe *sqe)
+{
+	u8 op = sqe->opcode;
+
+	if (op >= SIW2_OP_MAX)
+		return false;
+	if (sqe->flags & ~(SIW2_WQE_SIGNALED | SIW2_WQE_SOLICITED |
+			   SIW2_WQE_FENCE | SIW2_WQE_INLINE))
+		return false;
+	switch (op) {
+	case SIW2_OP_READ_INV:
+	case SIW2_OP_REG_MR:
+		/* They name kernel objects. */
+		if (qp->user)
+			return false;
+		break;
+	case SIW2_OP_ATOMIC_CMP_SWP:
+	case SIW2_OP_ATOMIC_FETCH_ADD:
+		/* The device reports IB_ATOMIC_NONE until the engines do. */
+		return false;
+	default:
+		break;
+	}
+	if (sqe->flags & SIW2_WQE_INLINE) {
+		if (op != SIW2_OP_SEND && op != SIW2_OP_SEND_INV &&
+		    op != SIW2_OP_WRITE && op != SIW2_OP_WRITE_IMM)
+			return false;
+		return !sqe->num_sge && sqe->inline_len <= qp->max_inline;
+	}
+	if (sqe->num_sge > qp->max_send_sge)
+		return false;
+	switch (op) {
+	case SIW2_OP_READ:
+	case SIW2_OP_READ_INV:
+		return sqe->num_sge <= SIW2_MAX_SGE_RD;
+	case SIW2_OP_SEND_IMM:		/* RFC 7306: no payload */
+	case SIW2_OP_LOCAL_INV:
+	case SIW2_OP_REG_MR:
+		return !sqe->num_sge;
+	default:
+		return true;
+	}
+}
+
+/*
+ * Copies the data of an inline send from the consumer's buffers. siw2 is
+ * a virtual-DMA device: the addresses are kernel virtual addresses.
+ */
+static int sqe_inline(struct siw2_qp *qp, struct siw2_sqe *sqe,
+		      const struct ib_send_wr *wr)
+{
+	u64 total = 0;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > qp->max_inline)
+		return -EINVAL;
+	total = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(sqe->inline_data + total,
+		       (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		total += wr->sg_list[i].length;
+	}
+	sqe->inline_len = total;
+	sqe->flags |= SIW2_WQE_INLINE;
+	return 0;
+}
+
+/* Fills an SQE (in a ring slot the caller owns) from a kernel WR. */
+static int sqe_from_wr(struct siw2_qp *qp, struct siw2_sqe *sqe,
+		       const struct ib_send_wr *wr)
+{
+	int i, ret;
+
+	if (wr->send_flags & ~(IB_SEND_SIGNALED | IB_SEND_SOLICITED |
+			       IB_SEND_FENCE | IB_SEND_INLINE))
+		return -EINVAL;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->wr_id = wr->wr_id;
+	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all)
+		sqe->flags |= SIW2_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		sqe->flags |= SIW2_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		sqe->flags |= SIW2_WQE_FENCE;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		sqe->opcode = SIW2_OP_SEND;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		sqe->opcode = SIW2_OP_SEND_INV;
+		sqe->imm_inv = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_SEND_WITH_IMM:
+		sqe->opcode = SIW2_OP_SEND_IMM;
+		sqe->imm_inv = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		sqe->opcode = wr->opcode == IB_WR_RDMA_WRITE ?
+			      SIW2_OP_WRITE : SIW2_OP_WRITE_IMM;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		if (wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+			sqe->imm_inv = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		sqe->opcode = wr->opcode == IB_WR_RDMA_READ ?
+			      SIW2_OP_READ : SIW2_OP_READ_INV;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		if (wr->opcode == IB_WR_RDMA_READ_WITH_INV)
+			sqe->imm_inv = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_LOCAL_INV:
+		sqe->opcode = SIW2_OP_LOCAL_INV;
+		sqe->imm_inv = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_REG_MR:
+		/*
+		 * The MR is found again by its STag index when the SQE
+		 * executes (siw2_mr_fast_reg()); the new key and the access
+		 * rights travel in the SQE.
+		 */
+		if (reg_wr(wr)->mr->device != qp->base.device ||
+		    reg_wr(wr)->mr->pd != qp->base.pd)
+			return -EINVAL;
+		sqe->opcode = SIW2_OP_REG_MR;
+		sqe->rkey = reg_wr(wr)->key;
+		sqe->imm_inv = reg_wr(wr)->access;
+		sqe->raddr = reg_wr(wr)->mr->iova;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return -EOPNOTSUPP;
+	default:
+		return -EINVAL;
+	}
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		ret = sqe_inline(qp, sqe, wr);
+		if (ret)
+			return ret;
+	} else {
+		if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+			return -EINVAL;
+		sqe->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			sqe->sge[i].addr = wr->sg_list[i].addr;
+			sqe->sge[i].length = wr->sg_list[i].length;
+			sqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+	}
+	return sqe_valid(qp, sqe) ? 0 : -EINVAL;
+}
+
+/*
+ * Completes every SQE in the ring with a flush error. Only in ERR: after
+ * a reset the ring's content is discarded instead.
+ *
+ * Return: true if the ring turned out to be broken.
+ */
+static bool flush_sq(struct siw2_qp *qp)
+{
+	struct siw2_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->base.qp_num,
+	};
+	struct siw2_sqe sqe;
+	u32 n;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (READ_ONCE(qp->state) != IB_QPS_ERR)
+		return false;
+	for (n = siw2_queue_avail(&qp->sq); n; n--) {
+		siw2_queue_read(&qp->sq, qp->sq.cons, &sqe);
+		cqe.wr_id = sqe.wr_id;
+		cqe.opcode = sqe.opcode < SIW2_OP_MAX ?
+			     sqe_wc_opcode[sqe.opcode] : SIW2_WC_SEND;
+		/* An overflow is the CQ's error, reported there. */
+		siw2_cq_post(qp->scq, &cqe);
+		siw2_queue_consume(&qp->sq, 1);
+	}
+	qp->sq_fetch = qp->sq.cons;
+	return qp->sq.broken;
+}
+
+static bool flush_rq(struct siw2_qp *qp)
+{
+	struct siw2_cqe cqe = {
+		.opcode = SIW2_WC_RECV,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->base.qp_num,
+	};
+	struct siw2_rqe rqe;
+	u32 n;
+
+	lockdep_assert_held(&qp->rq_lock);
+	if (READ_ONCE(qp->state) != IB_QPS_ERR || qp->srq)
+		return false;
+	for (n = siw2_queue_avail(&qp->rq); n; n--) {
+		siw2_queue_read(&qp->rq, qp->rq.cons, &rqe);
+		cqe.wr_id = rqe.wr_id;
+		siw2_cq_post(qp->rcq, &cqe);
+		siw2_queue_consume(&qp->rq, 1);
+	}
+	return qp->rq.broken;
+}
+
+/* Return: true if a ring is broken. */
+static bool flush_queues(struct siw2_qp *qp)
+{
+	unsigned long flags;
+	bool broken;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	broken = flush_sq(qp);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (!qp->srq) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		broken |= flush_rq(qp);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+	}
+	return broken;
+}
+
+/* RESET: whatever the rings hold is discarded without completions. */
+static void discard_queues(struct siw2_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	siw2_queue_consume(&qp->sq, siw2_queue_avail(&qp->sq));
+	qp->sq_fetch = qp->sq.cons;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (!qp->srq) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		siw2_queue_consume(&qp->rq, siw2_queue_avail(&qp->rq));
+		siw2_queue_set_flags(&qp->rq, 0);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+	}
+}
+
+/*
+ * Moves the QP to @next, which the caller checked. Returns QP_EV_* for the
+ * caller to act on once qp->lock is released.
+ */
+static unsigned int set_state_locked(struct siw2_qp *qp,
+				     enum ib_qp_state next)
+{
+	enum ib_qp_state prev = qp->state;
+	unsigned int ev = 0;
+
+	lockdep_assert_held(&qp->lock);
+	WRITE_ONCE(qp->state, next);
+	switch (next) {
+	case IB_QPS_ERR:
+		if (!qp->srq)
+			siw2_queue_set_flags(&qp->rq, SIW2_RQ_NEED_WAKEUP);
+		/*
+		 * The wakeup bit before the flush reads prod; pairs with the
+		 * provider's barrier between its store of prod and its load
+		 * of the flags: entries published meanwhile are flushed here
+		 * or cause a doorbell.
+		 */
+		smp_mb();
+		if (flush_queues(qp))
+			ev |= QP_EV_BROKEN;
+		/* IB: a QP with an SRQ reports its last WQE on entering ERR. */
+		if (qp->srq && prev != IB_QPS_ERR)
+			ev |= QP_EV_LAST_WQE;
+		break;
+	case IB_QPS_RESET:
+		discard_queues(qp);
+		break;
+	default:
+		break;
+	}
+	return ev;
+}
+
+static void set_state_done(struct siw2_qp *qp, unsigned int ev)
+{
+	if (ev & QP_EV_LAST_WQE)
+		qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+/*
+ * A user ring's indices lied: the QP goes to ERR and user space hears of
+ * it once through IB_EVENT_QP_FATAL.
+ */
+static void report_broken(struct siw2_qp *qp)
+{
+	unsigned long flags;
+	unsigned int ev = 0;
+	bool first;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	first = !qp->fatal_sent;
+	qp->fatal_sent = true;
+	if (first && qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR)
+		ev = set_state_locked(qp, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	if (!first)
+		return;
+	ibdev_dbg(qp->base.device, "qp %u: corrupt ring indices\n",
+		  qp->base.qp_num);
+	set_state_done(qp, ev);
+	qp_event(qp, IB_EVENT_QP_FATAL);
+}
+
+/*
+ * IB's RC table says which transitions exist; the attributes it requires
+ * are IB transport parameters (paths, PSNs, timers) iWARP has no use for,
+ * and the iWARP CM passes none of them. They are therefore supplied here.
+ * The rdma_cm adds IB_QP_PORT to every iWARP modify, transitions where IB
+ * does not allow it included; it is checked on its own.
+ */
+static int ib_required(enum ib_qp_state cur, enum ib_qp_state next)
+{
+	if (cur == IB_QPS_RESET && next == IB_QPS_INIT)
+		return IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_ACCESS_FLAGS;
+	if (cur == IB_QPS_INIT && next == IB_QPS_RTR)
+		return IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+		       IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
+		       IB_QP_MIN_RNR_TIMER;
+	if (cur == IB_QPS_RTR && next == IB_QPS_RTS)
+		return IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+		       IB_QP_SQ_PSN | IB_QP_MAX_QP_RD_ATOMIC;
+	return 0;
+}
+
+static bool transition_ok(enum ib_qp_state cur, enum ib_qp_state next,
+			  int mask)
+{
+	int ib_mask = mask & ~(IB_QP_PORT | IB_QP_CUR_STATE);
+
+	/* Nothing but the port: the rdma_cm's move to RTS on iWARP. */
+	if (!ib_mask)
+		return true;
+	return ib_modify_qp_is_ok(cur, next, IB_QPT_RC,
+				  ib_mask | IB_QP_STATE |
+				  ib_required(cur, next));
+}
+
+/*
+ * siw2_qp_set_state() - the engines' and the CM's state change
+ * @qp: the QP
+ * @next: the new state; any transition the IB RC table allows
+ *
+ * Any context.
+ *
+ * Return: 0, or -EINVAL for a transition that does not exist.
+ */
+int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state next)
+{
+	unsigned long flags;
+	unsigned int ev = 0;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (next > IB_QPS_ERR || next == IB_QPS_SQD || next == IB_QPS_SQE ||
+	    !transition_ok(qp->state, next, IB_QP_STATE))
+		ret = -EINVAL;
+	else
+		ev = set_state_locked(qp, next);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	set_state_done(qp, ev);
+	if (ev & QP_EV_BROKEN)
+		report_broken(qp);
+	return ret;
+}
+
+/* Any state but RESET may move to ERR. */
+void siw2_qp_set_error(struct siw2_qp *qp)
+{
+	siw2_qp_set_state(qp, IB_QPS_ERR);
+}
+
+static int check_attr(const struct ib_qp_attr *attr, int mask)
+{
+	if ((mask & IB_QP_STATE) && attr->qp_state > IB_QPS_ERR)
+		return -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state > IB_QPS_ERR)
+		return -EINVAL;
+	if ((mask & IB_QP_STATE) &&
+	    (attr->qp_state == IB_QPS_SQD || attr->qp_state == IB_QPS_SQE))
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_ATOMIC)))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SIW2_MAX_ORD)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SIW2_MAX_IRD)
+		return -EINVAL;
+	return 0;
+}
+
+static void apply_attr(struct siw2_qp *qp, const struct ib_qp_attr *attr,
+		       int mask)
+{
+	struct siw2_qp_attrs *a = &qp->attrs;
+
+	lockdep_assert_held(&qp->lock);
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->access = attr->qp_access_flags;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+}
+
+int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct siw2_qp *qp = to_siw2_qp(ibqp);
+	enum ib_qp_state cur, next;
+	unsigned long flags;
+	unsigned int ev = 0;
+	int ret;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	ret = check_attr(attr, mask);
+	if (ret)
+		return ret;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	cur = qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) ||
+	    !transition_ok(cur, next, mask)) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	apply_attr(qp, attr, mask);
+	if (mask & IB_QP_STATE)
+		ev = set_state_locked(qp, next);
+unlock:
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	set_state_done(qp, ev);
+	if (ev & QP_EV_BROKEN)
+		report_broken(qp);
+	return ret;
+}
+
+static void fill_cap(const struct siw2_qp *qp, struct ib_qp_cap *cap)
+{
+	cap->max_send_wr = qp->sq.size;
+	cap->max_recv_wr = qp->srq ? 0 : qp->rq.size;
+	cap->max_send_sge = qp->max_send_sge;
+	cap->max_recv_sge = qp->max_recv_sge;
+	cap->max_inline_data = qp->max_inline;
+}
+
+/* Reports the current state and attributes, whatever @mask asks for. */
+int siw2_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct siw2_qp *qp = to_siw2_qp(ibqp);
+	const struct siw2_qp_attrs *a = &qp->attrs;
+	unsigned long flags;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	spin_lock_irqsave(&qp->lock, flags);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->qp_access_flags = a->access;
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->path_mtu = a->path_mtu;
+	attr->timeout = a->timeout;
+	attr->retry_cnt = a->retry_cnt;
+	attr->rnr_retry = a->rnr_retry;
+	attr->min_rnr_timer = a->min_rnr_timer;
+	attr->sq_psn = a->sq_psn;
+	attr->rq_psn = a->rq_psn;
+	attr->dest_qp_num = a->dest_qp_num;
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	attr->port_num = 1;
+	attr->pkey_index = 0;
+	attr->sq_draining = 0;
+	fill_cap(qp, &attr->cap);
+
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->qp_type = IB_QPT_RC;
+	init->port_num = 1;
+	return 0;
+}
+
+static int check_init_attr(const struct ib_qp_init_attr *attr)
+{
+	const struct ib_qp_cap *cap = &attr->cap;
+
+	if (attr->qp_type != IB_QPT_RC)
+		return -EOPNOTSUPP;
+	if (attr->create_flags)
+		return -EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq)
+		return -EINVAL;
+	if (attr->srq && attr->srq->srq_type != IB_SRQT_BASIC)
+		return -EINVAL;
+	if (attr->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    attr->sq_sig_type != IB_SIGNAL_REQ_WR)
+		return -EINVAL;
+	if (cap->max_send_wr > SIW2_MAX_QP_WR ||
+	    cap->max_recv_wr > SIW2_MAX_QP_WR ||
+	    cap->max_send_sge > SIW2_MAX_SGE ||
+	    cap->max_recv_sge > SIW2_MAX_SGE ||
+	    cap->max_inline_data > SIW2_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct siw2_device *sdev = to_siw2_dev(ibqp->device);
+	struct siw2_qp *qp = to_siw2_qp(ibqp);
+	struct siw2_uresp_create_qp uresp = {};
+	u32 qpn, size;
+	void *old;
+	int ret;
+
+	ret = check_init_attr(attr);
+	if (ret)
+		return ret;
+	if (udata) {
+		if (udata->outlen < sizeof(uresp))
+			return -EINVAL;
+		if (udata->inlen &&
+		    !ib_is_udata_cleared(udata, 0, udata->inlen))
+			return -EOPNOTSUPP;
+	}
+	if (atomic_inc_return(&sdev->num_qp) > SIW2_MAX_QP) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	qp->sdev = sdev;
+	kref_init(&qp->ref);
+	init_completion(&qp->released);
+	spin_lock_init(&qp->lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->state = IB_QPS_INIT;
+	qp->user = !!udata;
+	qp->scq = to_siw2_cq(attr->send_cq);
+	qp->rcq = to_siw2_cq(attr->recv_cq);
+	qp->srq = attr->srq ? to_siw2_srq(attr->srq) : NULL;
+	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->max_send_sge = SIW2_MAX_SGE;
+	qp->max_recv_sge = SIW2_MAX_SGE;
+	qp->max_inline = SIW2_MAX_INLINE;
+	qp->attrs.path_mtu = ib_mtu_int_to_enum(READ_ONCE(sdev->netdev->mtu));
+
+	size = roundup_pow_of_two(max(attr->cap.max_send_wr, 1U));
+	ret = siw2_queue_init(&qp->sq, udata, size, sizeof(struct siw2_sqe),
+			      &qp->sq_lock);
+	if (ret)
+		goto err_count;
+	/* No send engine watches the SQ yet: every post rings. */
+	siw2_queue_set_flags(&qp->sq, SIW2_SQ_NEED_WAKEUP);
+	if (!qp->srq) {
+		size = roundup_pow_of_two(max(attr->cap.max_recv_wr, 1U));
+		ret = siw2_queue_init(&qp->rq, udata, size,
+				      sizeof(struct siw2_rqe), &qp->rq_lock);
+		if (ret)
+			goto err_sq;
+	}
+
+	/* Reserve the number; the QP becomes visible when it is complete. */
+	ret = xa_alloc_cyclic(&sdev->qps, &qpn, NULL,
+			      XA_LIMIT(SIW2_QPN_MIN, SIW2_QPN_MAX),
+			      &sdev->next_qpn, GFP_KERNEL);
+	if (ret < 0)
+		goto err_rq;
+	qp->base.qp_num = qpn;
+
+	if (udata) {
+		uresp.qp_id = qpn;
+		uresp.num_sqe = qp->sq.size;
+		uresp.num_rqe = qp->srq ? 0 : qp->rq.size;
+		uresp.sq_key = siw2_queue_key(&qp->sq);
+		uresp.rq_key = qp->srq ? 0 : siw2_queue_key(&qp->rq);
+		ret = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+		if (ret)
+			goto err_qpn;
+	}
+	fill_cap(qp, &attr->cap);
+
+	old = xa_store(&sdev->qps, qpn, qp, GFP_KERNEL);
+	if (xa_is_err(old)) {
+		ret = xa_err(old);
+		goto err_qpn;
+	}
+	siw2_obj_created(SIW2_OBJ_QP);
+	return 0;
+
+err_qpn:
+	xa_erase(&sdev->qps, qpn);
+err_rq:
+	if (!qp->srq)
+		siw2_queue_uninit(&qp->rq);
+err_sq:
+	siw2_queue_uninit(&qp->sq);
+err_count:
+	atomic_dec(&sdev->num_qp);
+	return ret;
+}
+
+/*
+ * Destroying a QP discards its work requests without completions (that
+ * is what ib_drain_qp() is for). The QP is marked in error so that a
+ * holder still working on it stops, made unfindable, and its rings freed
+ * once the last holder is gone.
+ */
+int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct siw2_qp *qp = to_siw2_qp(ibqp);
+	struct siw2_device *sdev = qp->sdev;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	xa_erase(&sdev->qps, qp->base.qp_num);
+	siw2_qp_put(qp);
+	wait_for_completion(&qp->released);
+
+	if (!qp->srq)
+		siw2_queue_uninit(&qp->rq);
+	siw2_queue_uninit(&qp->sq);
+	atomic_dec(&sdev->num_qp);
+	siw2_obj_destroyed(SIW2_OBJ_QP);
+	return 0;
+}
+
+/**
+ * siw2_qp_kick_tx() - the send engine's doorbell
+ * @qp: the QP
+ *
+ * Called after SQEs were published (a kernel post, a user doorbell). There
+ * is no send engine yet: a QP in ERR flushes both queues, anything else
+ * waits. Any context; takes the queue locks.
+ */
+void siw2_qp_kick_tx(struct siw2_qp *qp)
+{
+	if (READ_ONCE(qp->state) != IB_QPS_ERR)
+		return;
+	if (flush_queues(qp))
+		report_broken(qp);
+}
+
+int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr)
+{
+	struct siw2_qp *qp = to_siw2_qp(ibqp);
+	enum ib_qp_state state;
+	unsigned long flags;
+	bool broken = false;
+	int ret = 0;
+
+	/* User space writes its SQ itself; no work requests is a doorbell. */
+	if (qp->user) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		siw2_qp_kick_tx(qp);
+		return 0;
+	}
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	state = READ_ONCE(qp->state);
+	if (state != IB_QPS_RTS && state != IB_QPS_ERR) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	for (; wr; wr = wr->next) {
+		if (!siw2_queue_space(&qp->sq)) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = sqe_from_wr(qp, siw2_queue_slot(&qp->sq), wr);
+		if (ret)
+			break;
+		siw2_queue_publish(&qp->sq);
+	}
+	if (state == IB_QPS_ERR)
+		broken = flush_sq(qp);
+unlock:
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+
+	if (ret)
+		*bad_wr = wr;
+	if (broken)
+		report_broken(qp);
+	else if (state == IB_QPS_RTS)
+		siw2_qp_kick_tx(qp);
+	return ret;
+}
+
+int siw2_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr)
+{
+	struct siw2_qp *qp = to_siw2_qp(ibqp);
+	enum ib_qp_state state;
+	unsigned long flags;
+	bool broken = false;
+	int ret = 0;
+
+	if (qp->user) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		siw2_qp_kick_tx(qp);
+		return 0;
+	}
+	if (qp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	state = READ_ONCE(qp->state);
+	if (state == IB_QPS_RESET) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	for (; wr; wr = wr->next) {
+		if (!siw2_queue_space(&qp->rq)) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = siw2_rqe_from_wr(siw2_queue_slot(&qp->rq), wr,
+				       qp->max_recv_sge);
+		if (ret)
+			break;
+		siw2_queue_publish(&qp->rq);
+	}
+	if (state == IB_QPS_ERR)
+		broken = flush_rq(qp);
+unlock:
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+
+	if (ret)
+		*bad_wr = wr;
+	if (broken)
+		report_broken(qp);
+	return ret;
+}
+
+/**
+ * siw2_qp_get_sqe() - the send engine fetches the next SQE
+ * @qp: the QP, in RTS
+ * @out: a validated copy of the SQE
+ *
+ * The SQE keeps its slot until siw2_qp_sq_complete() (SQEs complete in
+ * order). Any context.
+ *
+ * Return: 0; -ENOENT if there is none (or the QP is not in RTS); -EIO if
+ * the ring is broken (the QP is moved to ERR); -EINVAL if the SQE is
+ * malformed: @out holds it, to be completed with an error.
+ */
+int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out)
+{
+	unsigned long flags;
+	int ret = -ENOENT;
+	u32 avail;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+		goto unlock;
+	avail = siw2_queue_avail(&qp->sq);
+	if (qp->sq.broken) {
+		ret = -EIO;
+		goto unlock;
+	}
+	if (qp->sq_fetch - qp->sq.cons >= avail)
+		goto unlock;
+	siw2_queue_read(&qp->sq, qp->sq_fetch, out);
+	qp->sq_fetch++;
+	ret = sqe_valid(qp, out) ? 0 : -EINVAL;
+unlock:
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (ret == -EIO)
+		report_broken(qp);
+	return ret;
+}
+
+/**
+ * siw2_qp_sq_complete() - the oldest fetched SQE is done
+ * @qp: the QP
+ * @sqe: its copy, as siw2_qp_get_sqe() returned it
+ * @status: the outcome
+ * @byte_len: octets transferred
+ *
+ * Posts the completion if the SQE is signaled or failed, and frees its
+ * slot. Any context.
+ *
+ * Return: 0; -ENOENT if no SQE is in progress (a flush completed it);
+ * or siw2_cq_post()'s error.
+ */
+int siw2_qp_sq_complete(struct siw2_qp *qp, const struct siw2_sqe *sqe,
+			enum ib_wc_status status, u32 byte_len)
+{
+	struct siw2_cqe cqe = {
+		.wr_id = sqe->wr_id,
+		.status = status,
+		.byte_len = byte_len,
+		.qp_num = qp->base.qp_num,
+	};
+	unsigned long flags;
+	int ret = 0;
+
+	cqe.opcode = sqe->opcode < SIW2_OP_MAX ?
+		     sqe_wc_opcode[sqe->opcode] : SIW2_WC_SEND;
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (qp->sq_fetch == qp->sq.cons) {
+		ret = -ENOENT;
+		goto unlock;
+	}
+	if (status != IB_WC_SUCCESS || (sqe->flags & SIW2_WQE_SIGNALED) ||
+	    qp->sig_all)
+		ret = siw2_cq_post(qp->scq, &cqe);
+	siw2_queue_consume(&qp->sq, 1);
+unlock:
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return ret;
+}
+
+/**
+ * siw2_qp_get_rqe() - the receive engine takes the next receive
+ * @qp: the QP
+ * @out: a validated copy of the RQE, from the QP's RQ or its SRQ
+ *
+ * The RQE leaves the ring: the caller completes it. Any context.
+ *
+ * Return: 0; -ENOENT if there is none (or the QP is in RESET or ERR,
+ * where the flush owns the ring); -EIO if the ring is broken; -EINVAL if
+ * the RQE is malformed (consumed, @out holds it for an error completion).
+ */
+int siw2_qp_get_rqe(struct siw2_qp *qp, struct siw2_rqe *out)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	int ret = -ENOENT;
+	u32 avail;
+
+	if (state == IB_QPS_RESET || state == IB_QPS_ERR)
+		return -ENOENT;
+	if (qp->srq)
+		return siw2_srq_get_rqe(qp->srq, out);
+
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	avail = siw2_queue_avail(&qp->rq);
+	if (qp->rq.broken) {
+		ret = -EIO;
+	} else if (avail) {
+		siw2_queue_read(&qp->rq, qp->rq.cons, out);
+		siw2_queue_consume(&qp->rq, 1);
+		ret = siw2_rqe_valid(out, qp->max_recv_sge) ? 0 : -EINVAL;
+	}
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (ret == -EIO)
+		report_broken(qp);
+	return ret;
+}

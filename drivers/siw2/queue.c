@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared rings (their layout is in <rdma/siw2-abi.h>): allocation, the mmap
+ * keys user space maps them by, and index helpers that never trust the side
+ * of a ring that user space writes.
+ *
+ * Memory lifetime. A ring lives in vmalloc_user() memory. A kernel queue
+ * frees it in siw2_queue_uninit(). A user queue hands it to an
+ * rdma_user_mmap_entry: uninit only removes the entry, and the core calls
+ * siw2_queue_mmap_free() once the entry is removed and no mmap() in
+ * progress holds it. Established mappings do not need the entry:
+ * remap_vmalloc_range() took a reference on every page, so a process that
+ * keeps a mapping after its object died holds on to a dead ring, never to
+ * freed memory.
+ *
+ * Trust. User space may write any byte of a user ring at any time. The
+ * kernel keeps its own copy of the index it owns (prod of a CQ, cons of an
+ * SQ, RQ or SRQ) and only publishes it; the other index is loaded once per
+ * call and must claim at most 'size' outstanding entries, or the queue is
+ * broken for good and its owner moves its object to error. Entries are
+ * copied out once; callers validate the copy, never the ring.
+ *
+ * Locking. Every index helper runs under the lock of the queue's owner
+ * (q->lock, checked by lockdep), which serialises the kernel's producers
+ * and consumers of one queue.
+ */
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "siw2.h"
+#include <rdma/siw2-abi.h>
+
+static_assert(sizeof(struct siw2_ring_ctl) <= SIW2_RING_CTL_SIZE);
+
+/**
+ * struct siw2_queue_mmap - a user ring's memory and its mmap key
+ * @rdma: the core's entry; its offset is the key
+ * @mem: the vmalloc_user() memory, freed by siw2_queue_mmap_free()
+ */
+struct siw2_queue_mmap {
+	struct rdma_user_mmap_entry rdma;
+	void *mem;
+};
+
+/**
+ * siw2_queue_init() - allocate a ring and, for user space, its mmap key
+ * @q: the queue, zeroed by this call
+ * @udata: the verb's udata for a user object, NULL for a kernel object
+ * @size: entries, a power of two
+ * @esize: bytes per entry
+ * @lock: the owner's lock that protects the indices
+ *
+ * Return: 0, -EINVAL for a size that is not a power of two or too large,
+ * -ENOMEM, or the error of rdma_user_mmap_entry_insert().
+ */
+int siw2_queue_init(struct siw2_queue *q, struct ib_udata *udata, u32 size,
+		    u32 esize, spinlock_t *lock)
+{
+	struct siw2_ucontext *uctx;
+	struct siw2_queue_mmap *m;
+	size_t bytes;
+	void *mem;
+	int ret;
+
+	memset(q, 0, sizeof(*q));
+	if (!is_power_of_2(size) || !esize)
+		return -EINVAL;
+	if (check_mul_overflow((size_t)size, (size_t)esize, &bytes) ||
+	    check_add_overflow(bytes, (size_t)SIW2_RING_CTL_SIZE, &bytes) ||
+	    bytes > SZ_64M)
+		return -EINVAL;
+	bytes = PAGE_ALIGN(bytes);
+
+	mem = vmalloc_user(bytes);
+	if (!mem)
+		return -ENOMEM;
+
+	if (udata) {
+		uctx = rdma_udata_to_drv_context(udata, struct siw2_ucontext,
+						 base);
+		m = kzalloc(sizeof(*m), GFP_KERNEL);
+		if (!m) {
+			ret = -ENOMEM;
+			goto err_mem;
+		}
+		m->mem = mem;
+		/* Page offset 0 stays unused: key 0 means "no queue". */
+		ret = rdma_user_mmap_entry_insert_range(&uctx->base, &m->rdma,
+							bytes, 1, U32_MAX);
+		if (ret)
+			goto err_entry;
+		q->mmap = m;
+	}
+
+	q->ctl = mem;
+	q->entries = mem + SIW2_RING_CTL_SIZE;
+	q->size = size;
+	q->esize = esize;
+	q->lock = lock;
+	return 0;
+
+err_entry:
+	kfree(m);
+err_mem:
+	vfree(mem);
+	return ret;
+}
+
+/*
+ * The owner guarantees that nothing uses the queue any more. For a user
+ * queue the memory goes when the last mapping reference does.
+ */
+void siw2_queue_uninit(struct siw2_queue *q)
+{
+	if (!q->ctl)
+		return;
+	if (q->mmap)
+		rdma_user_mmap_entry_remove(&q->mmap->rdma);
+	else
+		vfree(q->ctl);
+	q->ctl = NULL;
+	q->entries = NULL;
+	q->mmap = NULL;
+}
+
+/* The offset user space passes to mmap(), 0 for a kernel queue. */
+u64 siw2_queue_key(const struct siw2_queue *q)
+{
+	return q->mmap ? rdma_user_mmap_get_offset(&q->mmap->rdma) : 0;
+}
+
+/**
+ * siw2_queue_avail() - entries published and not yet consumed
+ * @q: a queue the kernel consumes
+ *
+ * Loads prod with acquire semantics, so entries up to it may be read.
+ *
+ * Return: the count, 0 for an empty or broken queue (see @q->broken).
+ */
+u32 siw2_queue_avail(struct siw2_queue *q)
+{
+	u32 prod, n;
+
+	lockdep_assert_held(q->lock);
+	if (q->broken || !q->size)
+		return 0;
+	/* Pairs with the producer's release of prod: entries come first. */
+	prod = smp_load_acquire(&q->ctl->prod);
+	n = prod - q->cons;
+	if (n > q->size) {
+		q->broken = true;
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * Copies the entry at free-running index @idx out of the ring. The caller
+ * has learned from siw2_queue_avail() that @idx is published and validates
+ * the copy.
+ */
+void siw2_queue_read(const struct siw2_queue *q, u32 idx, void *out)
+{
+	lockdep_assert_held(q->lock);
+	memcpy(out, q->entries + (size_t)(idx & (q->size - 1)) * q->esize,
+	       q->esize);
+}
+
+/* Hands @n consumed slots back to the producer. */
+void siw2_queue_consume(struct siw2_queue *q, u32 n)
+{
+	lockdep_assert_held(q->lock);
+	q->cons += n;
+	/* The copies are taken before the slots go back to the producer. */
+	smp_store_release(&q->ctl->cons, q->cons);
+}
+
+/**
+ * siw2_queue_space() - free slots for the producer
+ * @q: a queue the kernel produces
+ *
+ * Loads cons with acquire semantics: the consumer is done with the slots
+ * below it before they are overwritten.
+ *
+ * Return: the count, 0 for a full or broken queue (see @q->broken).
+ */
+u32 siw2_queue_space(struct siw2_queue *q)
+{
+	u32 cons, used;
+
+	lockdep_assert_held(q->lock);
+	if (q->broken || !q->size)
+		return 0;
+	/* Pairs with the consumer's release: it is done with the slots. */
+	cons = smp_load_acquire(&q->ctl->cons);
+	used = q->prod - cons;
+	if (used > q->size) {
+		q->broken = true;
+		return 0;
+	}
+	return q->size - used;
+}
+
+/*
+ * The slot at prod, to fill before siw2_queue_publish(); only after
+ * siw2_queue_space() said there is one.
+ */
+void *siw2_queue_slot(struct siw2_queue *q)
+{
+	lockdep_assert_held(q->lock);
+	return q->entries + (size_t)(q->prod & (q->size - 1)) * q->esize;
+}
+
+/* Publishes the slot at prod: the entry is visible before the index. */
+void siw2_queue_publish(struct siw2_queue *q)
+{
+	lockdep_assert_held(q->lock);
+	q->prod++;
+	/* The entry is written before the index that publishes it. */
+	smp_store_release(&q->ctl->prod, q->prod);
+}
+
+/**
+ * siw2_queue_migrate() - move the outstanding entries to a new ring
+ * @to: the new, empty queue, not yet visible to anyone
+ * @from: the old queue; the kernel produces it
+ *
+ * The entries between the consumer's index (as published in @from) and
+ * the kernel's prod move to the same free-running indices in @to, and the
+ * indices and flags carry over, so a consumer continues with its own
+ * index. Used to resize a CQ.
+ *
+ * Return: 0, -EINVAL if @to is too small, -EIO if @from is broken.
+ */
+int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from)
+{
+	u32 cons, n, i;
+
+	lockdep_assert_held(from->lock);
+	if (from->broken)
+		return -EIO;
+	/* As in siw2_queue_space(): the consumer is done below cons. */
+	cons = smp_load_acquire(&from->ctl->cons);
+	n = from->prod - cons;
+	if (n > from->size) {
+		from->broken = true;
+		return -EIO;
+	}
+	if (n > to->size)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		memcpy(to->entries +
+		       (size_t)((cons + i) & (to->size - 1)) * to->esize,
+		       from->entries +
+		       (size_t)((cons + i) & (from->size - 1)) * from->esize,
+		       to->esize);
+	to->prod = from->prod;
+	to->cons = cons;
+	to->ctl->prod = to->prod;
+	to->ctl->cons = cons;
+	to->ctl->flags = READ_ONCE(from->ctl->flags);
+	return 0;
+}
+
+/* ctl->flags, as the other side last wrote it (a CQ's arm). */
+u32 siw2_queue_flags(const struct siw2_queue *q)
+{
+	return READ_ONCE(q->ctl->flags);
+}
+
+/* Sets ctl->flags (an SQ's or RQ's wakeup bit); no ordering implied. */
+void siw2_queue_set_flags(struct siw2_queue *q, u32 flags)
+{
+	WRITE_ONCE(q->ctl->flags, flags);
+}
+
+/* ib_device_ops.mmap: maps a ring by the key its create response gave. */
+int siw2_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	struct siw2_queue_mmap *m;
+	int ret;
+
+	/* A private mapping would let the user's writes go to a copy. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	/* Checks that the length is exactly the entry's. */
+	entry = rdma_user_mmap_entry_get(uctx, vma);
+	if (!entry)
+		return -EINVAL;
+	m = container_of(entry, struct siw2_queue_mmap, rdma);
+	ret = remap_vmalloc_range(vma, m->mem, 0);
+	rdma_user_mmap_entry_put(entry);
+	return ret;
+}
+
+/* ib_device_ops.mmap_free: the entry is removed and unreferenced. */
+void siw2_queue_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct siw2_queue_mmap *m =
+		container_of(entry, struct siw2_queue_mmap, rdma);
+
+	vfree(m->mem);
+	kfree(m);
+}

@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Userspace verbs through libsiw2 on one local device: CQ, QP, SRQ and MR
+# lifecycles, the shared-ring data path up to flushed completions
+# (uverbs_test.c), no system call on the fast path (strace), and no siw2
+# object left behind.
+. "$(dirname "$0")/../lib.sh"
+
+top=$(cd "$(dirname "$0")/../../../.." && pwd)
+bin=$top/.build/guest/uverbs_test
+if [ ! -x "$bin" ] || [ "$bin" -ot "$top/tools/testing/guest/uverbs_test.c" ]; then
+	# Not built by `make guest-tools` (vm-run builds it): build it here.
+	bin=$(mktemp -d)/uverbs_test
+	if ! gcc -O2 -Wall -Wextra -o "$bin" \
+		"$top/tools/testing/guest/uverbs_test.c" -libverbs; then
+		t_fail "build uverbs_test" "gcc failed"
+		t_done
+		exit
+	fi
+fi
+
+t_ok "modprobe siw2" modprobe siw2
+mk_dummy d0 192.0.2.1/24
+t_ok "rdma link add siw2_0" rdma link add siw2_0 type siw2 netdev d0
+
+# One line per check of uverbs_test, each a check of this suite.
+out=$("$bin" siw2_0 checks 2>&1)
+st=$?
+while IFS= read -r line; do
+	case $line in
+	"PASS "*) t_pass "${line#PASS }" ;;
+	"FAIL "*) t_fail "${line#FAIL }" ;;
+	"SKIP "*) rest=${line#SKIP }; t_skip "${rest%%: *}" "${rest#*: }" ;;
+	*) t_log "uverbs_test: $line" ;;
+	esac
+done <<<"$out"
+if [ "$st" -gt 1 ]; then
+	t_fail "uverbs_test ran" "exit $st"
+fi
+
+# Polling, arming and posting receives (QP in RTR, SRQ) enter no kernel:
+# strace sees nothing between the two marker writes of `nosys`.
+if command -v strace >/dev/null; then
+	trace=$(mktemp)
+	if strace -f -o "$trace" "$bin" siw2_0 nosys >/dev/null 2>&1; then
+		between=$(awk '/write\(1, "SIW2-NOSYS-BEGIN/ { on = 1; next }
+			/write\(1, "SIW2-NOSYS-END/ { on = 0; found = 1 }
+			on { print }
+			END { if (!found) print "no end marker" }' "$trace")
+		t_eq "poll_cq, req_notify_cq, post_recv, post_srq_recv: no system call" \
+			"" "$between"
+	else
+		t_fail "uverbs_test nosys ran" "$(tail -n 5 "$trace")"
+	fi
+	rm -f "$trace"
+else
+	t_skip "no system call on the fast path" "no strace"
+fi
+
+t_ok "rdma link delete siw2_0" rdma link delete siw2_0
+# shellcheck disable=SC2016 # t_wait evaluates it
+if t_wait '[ "$(cat /sys/kernel/debug/siw2/objects)" = "$(siw2_objects_zero)" ]' 5; then
+	t_pass "no live siw2 objects"
+else
+	t_fail "no live siw2 objects" "$(cat /sys/kernel/debug/siw2/objects)"
+fi
+ip link del d0
+t_ok "modprobe -r siw2" modprobe -r siw2
+
+t_done
