@@ -22,32 +22,32 @@
  * RFC 5040 4.3 (message definitions) and RFC 7306: buffer model, queue
  * number, invalidate and solicited-event behaviour of every opcode.
  */
-static const struct siw2_rdmap_op_info ops[SIW2_OP_MAX + 1] = {
-	[SIW2_OP_WRITE] = {
+static const struct siw2_rdmap_op_info ops[SIW2_RDMAP_OP_MAX + 1] = {
+	[SIW2_RDMAP_OP_WRITE] = {
 		.hdr_len = TAGGED_LEN,
 		.cls = SIW2_CLASS_WRITE,
 		.tagged = true,
 		.payload = true,
 	},
-	[SIW2_OP_READ_REQ] = {
+	[SIW2_RDMAP_OP_READ_REQ] = {
 		.hdr_len = sizeof(struct siw2_hdr_read_req),
 		.qn = SIW2_QN_READ_REQ,
 		.cls = SIW2_CLASS_READ_REQ,
 	},
-	[SIW2_OP_READ_RESP] = {
+	[SIW2_RDMAP_OP_READ_RESP] = {
 		.hdr_len = TAGGED_LEN,
 		.cls = SIW2_CLASS_READ_RESP,
 		.tagged = true,
 		.payload = true,
 	},
-	[SIW2_OP_SEND] = {
+	[SIW2_RDMAP_OP_SEND] = {
 		.hdr_len = UNTAGGED_LEN,
 		.qn = SIW2_QN_SEND,
 		.cls = SIW2_CLASS_SEND,
 		.payload = true,
 		.consumes_rq = true,
 	},
-	[SIW2_OP_SEND_INV] = {
+	[SIW2_RDMAP_OP_SEND_INV] = {
 		.hdr_len = UNTAGGED_LEN,
 		.qn = SIW2_QN_SEND,
 		.cls = SIW2_CLASS_SEND,
@@ -55,7 +55,7 @@ static const struct siw2_rdmap_op_info ops[SIW2_OP_MAX + 1] = {
 		.consumes_rq = true,
 		.inval = true,
 	},
-	[SIW2_OP_SEND_SE] = {
+	[SIW2_RDMAP_OP_SEND_SE] = {
 		.hdr_len = UNTAGGED_LEN,
 		.qn = SIW2_QN_SEND,
 		.cls = SIW2_CLASS_SEND,
@@ -63,7 +63,7 @@ static const struct siw2_rdmap_op_info ops[SIW2_OP_MAX + 1] = {
 		.consumes_rq = true,
 		.se = true,
 	},
-	[SIW2_OP_SEND_SE_INV] = {
+	[SIW2_RDMAP_OP_SEND_SE_INV] = {
 		.hdr_len = UNTAGGED_LEN,
 		.qn = SIW2_QN_SEND,
 		.cls = SIW2_CLASS_SEND,
@@ -72,19 +72,19 @@ static const struct siw2_rdmap_op_info ops[SIW2_OP_MAX + 1] = {
 		.inval = true,
 		.se = true,
 	},
-	[SIW2_OP_TERMINATE] = {
+	[SIW2_RDMAP_OP_TERMINATE] = {
 		.hdr_len = sizeof(struct siw2_hdr_terminate),
 		.qn = SIW2_QN_TERMINATE,
 		.cls = SIW2_CLASS_TERMINATE,
 	},
-	[SIW2_OP_IMM] = {
+	[SIW2_RDMAP_OP_IMM] = {
 		.hdr_len = sizeof(struct siw2_hdr_imm),
 		.qn = SIW2_QN_SEND,
 		.cls = SIW2_CLASS_IMM,
 		.consumes_rq = true,
 		.ext = true,
 	},
-	[SIW2_OP_IMM_SE] = {
+	[SIW2_RDMAP_OP_IMM_SE] = {
 		.hdr_len = sizeof(struct siw2_hdr_imm),
 		.qn = SIW2_QN_SEND,
 		.cls = SIW2_CLASS_IMM,
@@ -92,13 +92,13 @@ static const struct siw2_rdmap_op_info ops[SIW2_OP_MAX + 1] = {
 		.se = true,
 		.ext = true,
 	},
-	[SIW2_OP_ATOMIC_REQ] = {
+	[SIW2_RDMAP_OP_ATOMIC_REQ] = {
 		.hdr_len = sizeof(struct siw2_hdr_atomic_req),
 		.qn = SIW2_QN_READ_REQ,
 		.cls = SIW2_CLASS_ATOMIC_REQ,
 		.ext = true,
 	},
-	[SIW2_OP_ATOMIC_RESP] = {
+	[SIW2_RDMAP_OP_ATOMIC_RESP] = {
 		.hdr_len = sizeof(struct siw2_hdr_atomic_resp),
 		.qn = SIW2_QN_ATOMIC_RESP,
 		.cls = SIW2_CLASS_ATOMIC_RESP,
@@ -114,7 +114,7 @@ static const struct siw2_rdmap_op_info ops[SIW2_OP_MAX + 1] = {
  */
 const struct siw2_rdmap_op_info *siw2_rdmap_op(u8 opcode)
 {
-	if (opcode > SIW2_OP_MAX || ops[opcode].cls == SIW2_CLASS_RESERVED)
+	if (opcode > SIW2_RDMAP_OP_MAX || ops[opcode].cls == SIW2_CLASS_RESERVED)
 		return NULL;
 	return &ops[opcode];
 }
@@ -380,9 +380,9 @@ u32 siw2_rdmap_check_inval(const struct siw2_inval_view *v)
 static u32 rdmap_copy_len(u8 opcode)
 {
 	switch (opcode) {
-	case SIW2_OP_READ_REQ:
+	case SIW2_RDMAP_OP_READ_REQ:
 		return sizeof(struct siw2_rdmap_read_req);
-	case SIW2_OP_ATOMIC_REQ:
+	case SIW2_RDMAP_OP_ATOMIC_REQ:
 		return sizeof(struct siw2_rdmap_atomic_req);
 	default:
 		return 0;
@@ -453,7 +453,7 @@ void siw2_rdmap_term_prepare(struct siw2_term_info *t, u32 cause,
 u32 siw2_rdmap_term_build(u8 *buf, u32 size, const struct siw2_term_info *t)
 {
 	struct siw2_rdmap_hdr m = {
-		.opcode = SIW2_OP_TERMINATE,
+		.opcode = SIW2_RDMAP_OP_TERMINATE,
 		.last = true,
 		.msn = 1,
 	};
@@ -540,7 +540,7 @@ int siw2_rdmap_term_parse(u32 term_ctrl, const u8 *body, u32 len,
 
 static bool uses_ord(u8 opcode)
 {
-	return opcode == SIW2_OP_READ_REQ || opcode == SIW2_OP_ATOMIC_REQ;
+	return opcode == SIW2_RDMAP_OP_READ_REQ || opcode == SIW2_RDMAP_OP_ATOMIC_REQ;
 }
 
 /**

@@ -145,19 +145,19 @@ static_assert(sizeof(struct siw2_mpa_marker) == 4);
  * is an RDMA Write message followed by an Immediate Data message.
  */
 enum siw2_rdmap_opcode {
-	SIW2_OP_WRITE		= 0x0,
-	SIW2_OP_READ_REQ	= 0x1,
-	SIW2_OP_READ_RESP	= 0x2,
-	SIW2_OP_SEND		= 0x3,
-	SIW2_OP_SEND_INV	= 0x4,
-	SIW2_OP_SEND_SE		= 0x5,
-	SIW2_OP_SEND_SE_INV	= 0x6,
-	SIW2_OP_TERMINATE	= 0x7,
-	SIW2_OP_IMM		= 0x8,
-	SIW2_OP_IMM_SE		= 0x9,
-	SIW2_OP_ATOMIC_REQ	= 0xa,
-	SIW2_OP_ATOMIC_RESP	= 0xb,
-	SIW2_OP_MAX		= 0xf,
+	SIW2_RDMAP_OP_WRITE		= 0x0,
+	SIW2_RDMAP_OP_READ_REQ		= 0x1,
+	SIW2_RDMAP_OP_READ_RESP		= 0x2,
+	SIW2_RDMAP_OP_SEND		= 0x3,
+	SIW2_RDMAP_OP_SEND_INV		= 0x4,
+	SIW2_RDMAP_OP_SEND_SE		= 0x5,
+	SIW2_RDMAP_OP_SEND_SE_INV	= 0x6,
+	SIW2_RDMAP_OP_TERMINATE		= 0x7,
+	SIW2_RDMAP_OP_IMM		= 0x8,
+	SIW2_RDMAP_OP_IMM_SE		= 0x9,
+	SIW2_RDMAP_OP_ATOMIC_REQ	= 0xa,
+	SIW2_RDMAP_OP_ATOMIC_RESP	= 0xb,
+	SIW2_RDMAP_OP_MAX		= 0xf,
 };
 
 /*

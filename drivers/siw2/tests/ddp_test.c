@@ -341,7 +341,7 @@ static void check_segments(struct kunit *test, u8 opcode, u32 mulpdu,
 		KUNIT_ASSERT_EQ(test, siw2_rdmap_parse(h, seg.hdr_len, false,
 						       &p), 0U);
 		KUNIT_EXPECT_EQ(test, p.last, seg.last);
-		if (opcode == SIW2_OP_WRITE)
+		if (opcode == SIW2_RDMAP_OP_WRITE)
 			KUNIT_EXPECT_EQ(test, p.to, to + seg.off);
 		else
 			KUNIT_EXPECT_EQ(test, p.mo, seg.off);
@@ -356,7 +356,7 @@ static void check_segments(struct kunit *test, u8 opcode, u32 mulpdu,
 static void ddp_test_segmentation(struct kunit *test)
 {
 	static const u32 mulpdus[] = { 19, 20, 64, 100, 1500, 9000, 65535 };
-	static const u8 opcodes[] = { SIW2_OP_SEND, SIW2_OP_WRITE };
+	static const u8 opcodes[] = { SIW2_RDMAP_OP_SEND, SIW2_RDMAP_OP_WRITE };
 	struct siw2_rdmap_hdr m = { 0 }, p;
 	struct siw2_ddp_tx tx;
 	struct siw2_ddp_tx_seg seg;
@@ -377,13 +377,13 @@ static void ddp_test_segmentation(struct kunit *test)
 		}
 	}
 	/* RFC 5041 5.2's examples: 2048 octets at MULPDU 1500. */
-	m.opcode = SIW2_OP_SEND;
+	m.opcode = SIW2_RDMAP_OP_SEND;
 	siw2_ddp_tx_init(&tx, &m, 2048);
 	siw2_ddp_tx_next(&tx, 1500, &seg);
 	KUNIT_EXPECT_EQ(test, seg.len, 1482U);
 	siw2_ddp_tx_next(&tx, 1500, &seg);
 	KUNIT_EXPECT_EQ(test, seg.len, 566U);
-	m.opcode = SIW2_OP_WRITE;
+	m.opcode = SIW2_RDMAP_OP_WRITE;
 	m.to = 16384;
 	siw2_ddp_tx_init(&tx, &m, 2048);
 	siw2_ddp_tx_next(&tx, 1500, &seg);
@@ -401,7 +401,7 @@ static void ddp_test_segmentation(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, seg.off + seg.len, 100U);
 	KUNIT_EXPECT_EQ(test, siw2_ddp_tx_next(&tx, 1000, &seg), 0);
 	/* Header-only opcodes carry no payload. */
-	m.opcode = SIW2_OP_READ_REQ;
+	m.opcode = SIW2_RDMAP_OP_READ_REQ;
 	KUNIT_EXPECT_EQ(test, siw2_ddp_tx_init(&tx, &m, 1), -EINVAL);
 	KUNIT_EXPECT_EQ(test, siw2_ddp_tx_init(&tx, &m, 0), 0);
 	KUNIT_EXPECT_EQ(test, siw2_ddp_tx_next(&tx, 45, &seg), -EINVAL);
@@ -441,7 +441,7 @@ static void ddp_test_reassembly(struct kunit *test)
 			s.have_buf = true;
 
 			/* A Send on queue 0. */
-			m.opcode = SIW2_OP_SEND_SE;
+			m.opcode = SIW2_RDMAP_OP_SEND_SE;
 			m.msn = msn++;
 			segs = send_msg(test, &rx, &m, src, len, mulpdus[i],
 					&seed, &s);
@@ -459,7 +459,7 @@ static void ddp_test_reassembly(struct kunit *test)
 			s.buf = dst;
 			s.buf_len = max;
 			s.base = rnd(&seed) >> 1;
-			m.opcode = SIW2_OP_WRITE;
+			m.opcode = SIW2_RDMAP_OP_WRITE;
 			m.stag = 0x100;
 			m.to = s.base + rnd_below(&seed, max - len + 1);
 			segs = send_msg(test, &rx, &m, src, len, mulpdus[i],
@@ -479,7 +479,7 @@ static void feed_send_pieces(struct kunit *test, struct siw2_ddp_rx *rx,
 			     const u32 *len, const bool *last, unsigned int n,
 			     u64 *seed, struct sink *s)
 {
-	struct siw2_rdmap_hdr m = { .opcode = SIW2_OP_SEND, .msn = msn };
+	struct siw2_rdmap_hdr m = { .opcode = SIW2_RDMAP_OP_SEND, .msn = msn };
 	union siw2_iwarp_hdr h;
 	unsigned int i;
 	u8 *ulpdu;
@@ -588,8 +588,8 @@ static void ddp_test_stream(struct kunit *test)
 
 	siw2_ddp_rx_init(&rx, true);
 	for (i = 0; i < 400; i++) {
-		opcode = rnd_below(&seed, SIW2_OP_ATOMIC_RESP + 1);
-		if (opcode == SIW2_OP_TERMINATE)
+		opcode = rnd_below(&seed, SIW2_RDMAP_OP_ATOMIC_RESP + 1);
+		if (opcode == SIW2_RDMAP_OP_TERMINATE)
 			continue;
 		op = siw2_rdmap_op(opcode);
 		memset(&m, 0, sizeof(m));
@@ -663,7 +663,7 @@ static void ddp_test_over_mpa(struct kunit *test)
 		len = rnd_below(&seed, max);
 		s.buf_len = len;
 		s.msgs = 0;
-		m.opcode = i & 1 ? SIW2_OP_SEND : SIW2_OP_SEND_SE_INV;
+		m.opcode = i & 1 ? SIW2_RDMAP_OP_SEND : SIW2_RDMAP_OP_SEND_SE_INV;
 		m.msn = i + 1;
 		KUNIT_ASSERT_EQ(test, siw2_ddp_tx_init(&tx, &m, len), 0);
 
@@ -747,7 +747,7 @@ static void expect_rx_error(struct kunit *test, bool ext,
 
 static void ddp_test_rx_errors(struct kunit *test)
 {
-	struct siw2_rdmap_hdr m = { .opcode = SIW2_OP_SEND, .msn = 1,
+	struct siw2_rdmap_hdr m = { .opcode = SIW2_RDMAP_OP_SEND, .msn = 1,
 				    .last = true };
 	union siw2_iwarp_hdr h, w;
 
@@ -756,27 +756,27 @@ static void ddp_test_rx_errors(struct kunit *test)
 	h.raw[0] = (h.raw[0] & ~SIW2_DDP_DV) | 2;
 	expect_rx_error(test, false, &h, 18, 10, true, 100,
 			SIW2_TERM_DDP_U_VERSION);
-	m.opcode = SIW2_OP_WRITE;
+	m.opcode = SIW2_RDMAP_OP_WRITE;
 	siw2_rdmap_build(&w, &m);
 	w.raw[0] &= ~SIW2_DDP_DV;
 	expect_rx_error(test, false, &w, 14, 10, true, 100,
 			SIW2_TERM_DDP_T_VERSION);
 	/* RFC 5040 4.2: invalid RDMAP version. */
-	m.opcode = SIW2_OP_SEND;
+	m.opcode = SIW2_RDMAP_OP_SEND;
 	siw2_rdmap_build(&h, &m);
-	h.raw[1] = 0x80 | SIW2_OP_SEND;
+	h.raw[1] = 0x80 | SIW2_RDMAP_OP_SEND;
 	expect_rx_error(test, false, &h, 18, 10, true, 100,
 			SIW2_TERM_RDMAP_VERSION);
 	/* Unexpected opcodes. */
 	h.raw[1] = 0x40 | 0xd;
 	expect_rx_error(test, true, &h, 18, 10, true, 100,
 			SIW2_TERM_RDMAP_OPCODE);
-	m.opcode = SIW2_OP_IMM;
+	m.opcode = SIW2_RDMAP_OP_IMM;
 	siw2_rdmap_build(&h, &m);
 	expect_rx_error(test, false, &h, 26, 0, true, 100,
 			SIW2_TERM_RDMAP_OPCODE);
 	/* Invalid QN: a Send on queue 1, and on a queue that is none. */
-	m.opcode = SIW2_OP_SEND;
+	m.opcode = SIW2_RDMAP_OP_SEND;
 	siw2_rdmap_build(&h, &m);
 	h.untagged.qn = cpu_to_be32(1);
 	expect_rx_error(test, false, &h, 18, 10, true, 100,
@@ -809,7 +809,7 @@ static void ddp_test_rx_errors(struct kunit *test)
 
 	/* Read Request: one segment, MO 0, exactly its header. */
 	memset(&m, 0, sizeof(m));
-	m.opcode = SIW2_OP_READ_REQ;
+	m.opcode = SIW2_RDMAP_OP_READ_REQ;
 	m.msn = 1;
 	siw2_rdmap_build(&h, &m);
 	expect_rx_error(test, false, &h, 46, 0, true, 0,
@@ -832,12 +832,12 @@ static void ddp_test_rx_errors(struct kunit *test)
 	expect_rx_error(test, false, &h, 1, 0, true, 0,
 			SIW2_TERM_DDP_CATASTROPHIC);
 	/* Atomic Request: queue 1, atomic response: queue 3. */
-	m.opcode = SIW2_OP_ATOMIC_REQ;
+	m.opcode = SIW2_RDMAP_OP_ATOMIC_REQ;
 	siw2_rdmap_build(&h, &m);
 	h.untagged.qn = cpu_to_be32(SIW2_QN_ATOMIC_RESP);
 	expect_rx_error(test, true, &h, 70, 0, true, 0,
 			SIW2_TERM_DDP_U_INVALID_QN);
-	m.opcode = SIW2_OP_ATOMIC_RESP;
+	m.opcode = SIW2_RDMAP_OP_ATOMIC_RESP;
 	siw2_rdmap_build(&h, &m);
 	h.untagged.qn = cpu_to_be32(SIW2_QN_READ_REQ);
 	expect_rx_error(test, true, &h, 30, 0, true, 0,
@@ -846,7 +846,7 @@ static void ddp_test_rx_errors(struct kunit *test)
 
 static void ddp_test_rx_llp_contract(struct kunit *test)
 {
-	struct siw2_rdmap_hdr m = { .opcode = SIW2_OP_SEND, .msn = 1,
+	struct siw2_rdmap_hdr m = { .opcode = SIW2_RDMAP_OP_SEND, .msn = 1,
 				    .last = true };
 	struct siw2_ddp_rx_ev ev;
 	struct siw2_ddp_rx rx;
@@ -913,7 +913,7 @@ static void ddp_test_rx_llp_contract(struct kunit *test)
 /* Terminate messages through the receive path, and the copy they carry. */
 static void ddp_test_rx_terminate(struct kunit *test)
 {
-	struct siw2_rdmap_hdr m = { .opcode = SIW2_OP_READ_REQ, .msn = 2,
+	struct siw2_rdmap_hdr m = { .opcode = SIW2_RDMAP_OP_READ_REQ, .msn = 2,
 				    .last = true };
 	struct siw2_term_info t;
 	struct siw2_ddp_rx rx;
@@ -963,7 +963,7 @@ static void ddp_test_rx_terminate(struct kunit *test)
 
 	/* A wrong RDMAP version: the DDP header is still copied. */
 	h.raw[0] |= SIW2_DDP_VERSION;
-	h.raw[1] = SIW2_OP_READ_REQ;
+	h.raw[1] = SIW2_RDMAP_OP_READ_REQ;
 	s = rx_one(test, false, &h, 46, 0, true, 0, &rx);
 	KUNIT_EXPECT_EQ(test, s.cause, SIW2_TERM_RDMAP_VERSION);
 	siw2_ddp_rx_term_prepare(&rx, &t, s.cause);
@@ -971,7 +971,7 @@ static void ddp_test_rx_terminate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (u32)t.ddp_len, 18U);
 	KUNIT_EXPECT_EQ(test, memcmp(t.ddp_hdr, h.raw, 18), 0);
 	/* So is it at a reserved opcode, tagged. */
-	m.opcode = SIW2_OP_WRITE;
+	m.opcode = SIW2_RDMAP_OP_WRITE;
 	siw2_rdmap_build(&h, &m);
 	h.raw[1] = 0x40 | 0xf;
 	s = rx_one(test, false, &h, 14, 0, true, 0, &rx);

@@ -30,18 +30,18 @@ static void rdmap_test_op_table(struct kunit *test)
 		bool inval;
 		bool se;
 	} want[] = {
-		{ SIW2_OP_WRITE, 14, true, 0, false, false, false },
-		{ SIW2_OP_READ_REQ, 46, false, 1, false, false, false },
-		{ SIW2_OP_READ_RESP, 14, true, 0, false, false, false },
-		{ SIW2_OP_SEND, 18, false, 0, true, false, false },
-		{ SIW2_OP_SEND_INV, 18, false, 0, true, true, false },
-		{ SIW2_OP_SEND_SE, 18, false, 0, true, false, true },
-		{ SIW2_OP_SEND_SE_INV, 18, false, 0, true, true, true },
-		{ SIW2_OP_TERMINATE, 22, false, 2, false, false, false },
-		{ SIW2_OP_IMM, 26, false, 0, true, false, false },
-		{ SIW2_OP_IMM_SE, 26, false, 0, true, false, true },
-		{ SIW2_OP_ATOMIC_REQ, 70, false, 1, false, false, false },
-		{ SIW2_OP_ATOMIC_RESP, 30, false, 3, false, false, false },
+		{ SIW2_RDMAP_OP_WRITE, 14, true, 0, false, false, false },
+		{ SIW2_RDMAP_OP_READ_REQ, 46, false, 1, false, false, false },
+		{ SIW2_RDMAP_OP_READ_RESP, 14, true, 0, false, false, false },
+		{ SIW2_RDMAP_OP_SEND, 18, false, 0, true, false, false },
+		{ SIW2_RDMAP_OP_SEND_INV, 18, false, 0, true, true, false },
+		{ SIW2_RDMAP_OP_SEND_SE, 18, false, 0, true, false, true },
+		{ SIW2_RDMAP_OP_SEND_SE_INV, 18, false, 0, true, true, true },
+		{ SIW2_RDMAP_OP_TERMINATE, 22, false, 2, false, false, false },
+		{ SIW2_RDMAP_OP_IMM, 26, false, 0, true, false, false },
+		{ SIW2_RDMAP_OP_IMM_SE, 26, false, 0, true, false, true },
+		{ SIW2_RDMAP_OP_ATOMIC_REQ, 70, false, 1, false, false, false },
+		{ SIW2_RDMAP_OP_ATOMIC_RESP, 30, false, 3, false, false, false },
 	};
 	const struct siw2_rdmap_op_info *op;
 	unsigned int i;
@@ -56,7 +56,7 @@ static void rdmap_test_op_table(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, op->consumes_rq, want[i].consumes_rq);
 		KUNIT_EXPECT_EQ(test, op->inval, want[i].inval);
 		KUNIT_EXPECT_EQ(test, op->se, want[i].se);
-		KUNIT_EXPECT_EQ(test, op->ext, want[i].opcode >= SIW2_OP_IMM);
+		KUNIT_EXPECT_EQ(test, op->ext, want[i].opcode >= SIW2_RDMAP_OP_IMM);
 	}
 	for (i = 0xc; i <= 0xff; i++)
 		KUNIT_EXPECT_NULL(test, siw2_rdmap_op(i));
@@ -73,21 +73,21 @@ static void fill_random(struct siw2_rdmap_hdr *m, u8 opcode, u64 *s)
 	m->mo = rnd(s);
 	m->inval_stag = rnd(s);
 	switch (opcode) {
-	case SIW2_OP_READ_REQ:
+	case SIW2_RDMAP_OP_READ_REQ:
 		m->rreq.sink_stag = rnd(s);
 		m->rreq.sink_to = rnd(s);
 		m->rreq.size = rnd(s);
 		m->rreq.src_stag = rnd(s);
 		m->rreq.src_to = rnd(s);
 		break;
-	case SIW2_OP_TERMINATE:
+	case SIW2_RDMAP_OP_TERMINATE:
 		m->term_ctrl = rnd(s);
 		break;
-	case SIW2_OP_IMM:
-	case SIW2_OP_IMM_SE:
+	case SIW2_RDMAP_OP_IMM:
+	case SIW2_RDMAP_OP_IMM_SE:
 		m->imm = rnd(s);
 		break;
-	case SIW2_OP_ATOMIC_REQ:
+	case SIW2_RDMAP_OP_ATOMIC_REQ:
 		m->atomic.op = rnd(s) & SIW2_ATOMIC_OP;
 		m->atomic.req_id = rnd(s);
 		m->atomic.stag = rnd(s);
@@ -97,7 +97,7 @@ static void fill_random(struct siw2_rdmap_hdr *m, u8 opcode, u64 *s)
 		m->atomic.cmp = rnd(s);
 		m->atomic.cmp_mask = rnd(s);
 		break;
-	case SIW2_OP_ATOMIC_RESP:
+	case SIW2_RDMAP_OP_ATOMIC_RESP:
 		m->aresp.req_id = rnd(s);
 		m->aresp.orig = rnd(s);
 		break;
@@ -121,21 +121,21 @@ static void expect_same(struct kunit *test, const struct siw2_rdmap_hdr *a,
 	KUNIT_EXPECT_EQ(test, a->mo, b->mo);
 	KUNIT_EXPECT_EQ(test, op->inval ? a->inval_stag : 0, b->inval_stag);
 	switch (a->opcode) {
-	case SIW2_OP_READ_REQ:
+	case SIW2_RDMAP_OP_READ_REQ:
 		KUNIT_EXPECT_EQ(test, a->rreq.sink_stag, b->rreq.sink_stag);
 		KUNIT_EXPECT_EQ(test, a->rreq.sink_to, b->rreq.sink_to);
 		KUNIT_EXPECT_EQ(test, a->rreq.size, b->rreq.size);
 		KUNIT_EXPECT_EQ(test, a->rreq.src_stag, b->rreq.src_stag);
 		KUNIT_EXPECT_EQ(test, a->rreq.src_to, b->rreq.src_to);
 		break;
-	case SIW2_OP_TERMINATE:
+	case SIW2_RDMAP_OP_TERMINATE:
 		KUNIT_EXPECT_EQ(test, a->term_ctrl, b->term_ctrl);
 		break;
-	case SIW2_OP_IMM:
-	case SIW2_OP_IMM_SE:
+	case SIW2_RDMAP_OP_IMM:
+	case SIW2_RDMAP_OP_IMM_SE:
 		KUNIT_EXPECT_EQ(test, a->imm, b->imm);
 		break;
-	case SIW2_OP_ATOMIC_REQ:
+	case SIW2_RDMAP_OP_ATOMIC_REQ:
 		KUNIT_EXPECT_EQ(test, a->atomic.op, b->atomic.op);
 		KUNIT_EXPECT_EQ(test, a->atomic.req_id, b->atomic.req_id);
 		KUNIT_EXPECT_EQ(test, a->atomic.stag, b->atomic.stag);
@@ -146,7 +146,7 @@ static void expect_same(struct kunit *test, const struct siw2_rdmap_hdr *a,
 		KUNIT_EXPECT_EQ(test, a->atomic.cmp, b->atomic.cmp);
 		KUNIT_EXPECT_EQ(test, a->atomic.cmp_mask, b->atomic.cmp_mask);
 		break;
-	case SIW2_OP_ATOMIC_RESP:
+	case SIW2_RDMAP_OP_ATOMIC_RESP:
 		KUNIT_EXPECT_EQ(test, a->aresp.req_id, b->aresp.req_id);
 		KUNIT_EXPECT_EQ(test, a->aresp.orig, b->aresp.orig);
 		break;
@@ -162,7 +162,7 @@ static void rdmap_test_roundtrip(struct kunit *test)
 	unsigned int op, i;
 	u32 len;
 
-	for (op = 0; op <= SIW2_OP_ATOMIC_RESP; op++) {
+	for (op = 0; op <= SIW2_RDMAP_OP_ATOMIC_RESP; op++) {
 		for (i = 0; i < 64; i++) {
 			fill_random(&m, op, &seed);
 			memset(&h, 0xa5, sizeof(h));
@@ -198,7 +198,7 @@ static void rdmap_test_wire_layout(struct kunit *test)
 		0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0x10, 0,
 	};
 	struct siw2_rdmap_hdr m = {
-		.opcode = SIW2_OP_WRITE, .last = true,
+		.opcode = SIW2_RDMAP_OP_WRITE, .last = true,
 		.stag = 0x11223344, .to = 0x0102030405060708ULL,
 	};
 	union siw2_iwarp_hdr h;
@@ -207,7 +207,7 @@ static void rdmap_test_wire_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(h.raw, write, sizeof(write)), 0);
 
 	memset(&m, 0, sizeof(m));
-	m.opcode = SIW2_OP_SEND_INV;
+	m.opcode = SIW2_RDMAP_OP_SEND_INV;
 	m.inval_stag = 0xdeadbeef;
 	m.msn = 7;
 	m.mo = 0x1000;
@@ -219,7 +219,7 @@ static void rdmap_test_ctrl_errors(struct kunit *test)
 {
 	const struct siw2_rdmap_op_info *op;
 	union siw2_iwarp_hdr h;
-	struct siw2_rdmap_hdr m = { .opcode = SIW2_OP_SEND, .last = true };
+	struct siw2_rdmap_hdr m = { .opcode = SIW2_RDMAP_OP_SEND, .last = true };
 	unsigned int v;
 
 	/* RFC 5041 4.1: DV other than 1, by buffer model. */
@@ -244,7 +244,7 @@ static void rdmap_test_ctrl_errors(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, siw2_rdmap_ctrl_check(0x41, 0x40 | v,
 							    true, &op),
 				SIW2_TERM_RDMAP_OPCODE);
-	for (v = SIW2_OP_IMM; v <= SIW2_OP_ATOMIC_RESP; v++) {
+	for (v = SIW2_RDMAP_OP_IMM; v <= SIW2_RDMAP_OP_ATOMIC_RESP; v++) {
 		KUNIT_EXPECT_EQ(test, siw2_rdmap_ctrl_check(0x41, 0x40 | v,
 							    false, &op),
 				SIW2_TERM_RDMAP_OPCODE);
@@ -258,12 +258,12 @@ static void rdmap_test_ctrl_errors(struct kunit *test)
 			SIW2_TERM_RDMAP_OPCODE);
 	/* Reserved bits are not checked on receive. */
 	KUNIT_EXPECT_EQ(test, siw2_rdmap_ctrl_check(0x7d, 0x73, true, &op), 0U);
-	KUNIT_EXPECT_PTR_EQ(test, op, siw2_rdmap_op(SIW2_OP_SEND));
+	KUNIT_EXPECT_PTR_EQ(test, op, siw2_rdmap_op(SIW2_RDMAP_OP_SEND));
 
 	/* Builders refuse reserved opcodes, parsers short headers. */
 	m.opcode = 0xc;
 	KUNIT_EXPECT_EQ(test, siw2_rdmap_build(&h, &m), 0U);
-	m.opcode = SIW2_OP_READ_REQ;
+	m.opcode = SIW2_RDMAP_OP_READ_REQ;
 	KUNIT_ASSERT_EQ(test, siw2_rdmap_build(&h, &m), 46U);
 	KUNIT_EXPECT_EQ(test, siw2_rdmap_parse(&h, 45, true, &m),
 			SIW2_TERM_RDMAP_OP_UNSPEC);
@@ -356,7 +356,7 @@ static void term_roundtrip(struct kunit *test, u32 cause, const u8 *bad,
 	/* RFC 5040 5.4: untagged, queue 2, MSN 1, MO 0, Last. */
 	KUNIT_ASSERT_EQ(test, siw2_rdmap_parse((union siw2_iwarp_hdr *)buf,
 					       len, false, &m), 0U);
-	KUNIT_EXPECT_EQ(test, m.opcode, SIW2_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, m.opcode, SIW2_RDMAP_OP_TERMINATE);
 	KUNIT_EXPECT_EQ(test, m.qn, (u32)SIW2_QN_TERMINATE);
 	KUNIT_EXPECT_EQ(test, m.msn, 1U);
 	KUNIT_EXPECT_EQ(test, m.mo, 0U);
@@ -387,7 +387,7 @@ static void rdmap_test_terminate(struct kunit *test)
 	union siw2_iwarp_hdr h;
 	u64 seed = 77;
 
-	m.opcode = SIW2_OP_WRITE;
+	m.opcode = SIW2_RDMAP_OP_WRITE;
 	m.stag = 0x1234;
 	m.to = 0x99;
 	siw2_rdmap_build(&h, &m);
@@ -397,7 +397,7 @@ static void rdmap_test_terminate(struct kunit *test)
 	/* Wrong version: the layout is unknown, nothing is copied. */
 	term_roundtrip(test, SIW2_TERM_DDP_T_VERSION, h.raw, 14, 1000, 0, 0, 0);
 
-	m.opcode = SIW2_OP_SEND_SE_INV;
+	m.opcode = SIW2_RDMAP_OP_SEND_SE_INV;
 	m.inval_stag = 0xabcd;
 	siw2_rdmap_build(&h, &m);
 	term_roundtrip(test, SIW2_TERM_DDP_U_MSN_NOBUF, h.raw, 18, 60, md, 18,
@@ -416,7 +416,7 @@ static void rdmap_test_terminate(struct kunit *test)
 	term_roundtrip(test, SIW2_TERM_DDP_U_INVALID_QN, h.raw, 17, 60, 0, 0, 0);
 
 	/* A Read Request's RDMAP header is copied too (R). */
-	fill_random(&m, SIW2_OP_READ_REQ, &seed);
+	fill_random(&m, SIW2_RDMAP_OP_READ_REQ, &seed);
 	m.last = true;
 	siw2_rdmap_build(&h, &m);
 	term_roundtrip(test, SIW2_TERM_RDMAP_BASE_BOUNDS, h.raw, 46, 46,
@@ -430,7 +430,7 @@ static void rdmap_test_terminate(struct kunit *test)
 	term_roundtrip(test, SIW2_TERM_RDMAP_VERSION, h.raw, 46, 46, md, 18, 0);
 	term_roundtrip(test, SIW2_TERM_RDMAP_OPCODE, h.raw, 46, 46, md, 18, 0);
 
-	fill_random(&m, SIW2_OP_ATOMIC_REQ, &seed);
+	fill_random(&m, SIW2_RDMAP_OP_ATOMIC_REQ, &seed);
 	siw2_rdmap_build(&h, &m);
 	term_roundtrip(test, SIW2_TERM_RDMAP_INVALID_STAG, h.raw, 70, 70,
 		       md | SIW2_TERM_R, 18, 52);
@@ -483,44 +483,44 @@ static void rdmap_test_ord_fence(struct kunit *test)
 {
 	struct siw2_rdmap_ord o = { .max = 2 };
 
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_OP_READ_REQ, false),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_RDMAP_OP_READ_REQ, false),
 			0);
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_OP_ATOMIC_REQ,
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_RDMAP_OP_ATOMIC_REQ,
 						   false), 0);
 	KUNIT_EXPECT_EQ(test, o.outstanding, 2U);
 	/* ORD reached: no third request, other messages still go. */
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_OP_READ_REQ, false),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_RDMAP_OP_READ_REQ, false),
 			SIW2_ISSUE_WAIT_ORD);
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_OP_READ_REQ, false),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_RDMAP_OP_READ_REQ, false),
 			-EAGAIN);
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_OP_SEND, false),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_RDMAP_OP_SEND, false),
 			SIW2_ISSUE_NOW);
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_OP_WRITE, false),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_RDMAP_OP_WRITE, false),
 			SIW2_ISSUE_NOW);
 	/* A fenced message waits for every outstanding request. */
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_OP_SEND, true),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_RDMAP_OP_SEND, true),
 			SIW2_ISSUE_WAIT_FENCE);
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_OP_WRITE, true),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_RDMAP_OP_WRITE, true),
 			-EAGAIN);
 	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_complete(&o), 0);
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_OP_SEND, true),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_RDMAP_OP_SEND, true),
 			SIW2_ISSUE_WAIT_FENCE);
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_OP_READ_REQ, false),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_RDMAP_OP_READ_REQ, false),
 			SIW2_ISSUE_NOW);
 	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_complete(&o), 0);
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_OP_SEND, true), 0);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_RDMAP_OP_SEND, true), 0);
 	KUNIT_EXPECT_EQ(test, o.outstanding, 0U);
 	/* A fenced Read Request waits for the earlier ones too. */
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_OP_READ_REQ, true),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_RDMAP_OP_READ_REQ, true),
 			0);
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_OP_READ_REQ, true),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_issue(&o, SIW2_RDMAP_OP_READ_REQ, true),
 			-EAGAIN);
 	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_complete(&o), 0);
 	/* An unsolicited response. */
 	KUNIT_EXPECT_EQ(test, siw2_rdmap_ord_complete(&o), -EPROTO);
 	/* ORD 0: no Read at all. */
 	o.max = 0;
-	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_OP_READ_REQ, false),
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_may_issue(&o, SIW2_RDMAP_OP_READ_REQ, false),
 			SIW2_ISSUE_WAIT_ORD);
 }
 

@@ -460,7 +460,7 @@ static void rfc_test_5041_segment_fields(struct kunit *test)
 {
 	const u32 len = 5000, mulpdu = 1000;
 	struct siw2_rdmap_hdr m = {
-		.opcode = SIW2_OP_SEND_SE_INV, .inval_stag = 0xabcd1234,
+		.opcode = SIW2_RDMAP_OP_SEND_SE_INV, .inval_stag = 0xabcd1234,
 		.msn = 77,
 	};
 	struct siw2_ddp_tx_seg seg;
@@ -487,13 +487,13 @@ static void rfc_test_5041_segment_fields(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, off, len);
 	KUNIT_EXPECT_EQ(test, segs, DIV_ROUND_UP(len, mulpdu - 18));
-	KUNIT_EXPECT_EQ(test, first[1], 0x40 | SIW2_OP_SEND_SE_INV);
+	KUNIT_EXPECT_EQ(test, first[1], 0x40 | SIW2_RDMAP_OP_SEND_SE_INV);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be32(first + 2), 0xabcd1234U);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be32(first + 6), 0U);
 	KUNIT_EXPECT_EQ(test, get_unaligned_be32(first + 10), 77U);
 
 	memset(&m, 0, sizeof(m));
-	m.opcode = SIW2_OP_WRITE;
+	m.opcode = SIW2_RDMAP_OP_WRITE;
 	m.stag = 0x11223344;
 	m.to = to;
 	off = 0;
@@ -505,7 +505,7 @@ static void rfc_test_5041_segment_fields(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, seg.hdr_len, 14U);
 		KUNIT_EXPECT_LE(test, seg.hdr_len + seg.len, mulpdu);
 		KUNIT_EXPECT_EQ(test, h[0] & ~SIW2_DDP_L, 0x81);
-		KUNIT_EXPECT_EQ(test, h[1], 0x40 | SIW2_OP_WRITE);
+		KUNIT_EXPECT_EQ(test, h[1], 0x40 | SIW2_RDMAP_OP_WRITE);
 		KUNIT_EXPECT_EQ(test, get_unaligned_be32(h + 2), 0x11223344U);
 		KUNIT_EXPECT_EQ(test, get_unaligned_be64(h + 6), to + off);
 		KUNIT_EXPECT_EQ(test, !!(h[0] & SIW2_DDP_L), seg.last);
@@ -536,7 +536,7 @@ static void ddp_count(struct ddp_out *o, const struct siw2_ddp_rx_ev *ev)
 static void ddp_send_one(struct siw2_ddp_rx *rx, u32 msn, struct ddp_out *o)
 {
 	struct siw2_rdmap_hdr m = {
-		.opcode = SIW2_OP_SEND, .last = true, .msn = msn,
+		.opcode = SIW2_RDMAP_OP_SEND, .last = true, .msn = msn,
 	};
 	union siw2_iwarp_hdr h;
 	struct siw2_ddp_rx_ev ev;
@@ -751,14 +751,14 @@ static void rfc_test_rdmap_wire_layouts(struct kunit *test)
 		0x71, 0x72, 0x73, 0x74, 0x75, 0x76, 0x77, 0x78,
 	};
 	struct siw2_rdmap_hdr send = {
-		.opcode = SIW2_OP_SEND, .last = true, .msn = 9,
+		.opcode = SIW2_RDMAP_OP_SEND, .last = true, .msn = 9,
 	};
 	struct siw2_rdmap_hdr m = { 0 };
 	union siw2_iwarp_hdr h, bad;
 	struct siw2_term_info t;
 	u8 buf[96];
 
-	m.opcode = SIW2_OP_READ_REQ;
+	m.opcode = SIW2_RDMAP_OP_READ_REQ;
 	m.last = true;
 	m.msn = 0x01020304;
 	m.rreq.sink_stag = 0x11121314;
@@ -778,7 +778,7 @@ static void rfc_test_rdmap_wire_layouts(struct kunit *test)
 	expect_octets(test, buf + 24, bad.raw, 18, "Terminated DDP header");
 
 	memset(&m, 0, sizeof(m));
-	m.opcode = SIW2_OP_ATOMIC_REQ;
+	m.opcode = SIW2_RDMAP_OP_ATOMIC_REQ;
 	m.last = true;
 	m.msn = 5;
 	m.atomic.op = SIW2_ATOMIC_FETCH_ADD;
@@ -797,7 +797,7 @@ static void rfc_test_rdmap_wire_layouts(struct kunit *test)
 		      "Atomic Request");
 
 	memset(&m, 0, sizeof(m));
-	m.opcode = SIW2_OP_ATOMIC_RESP;
+	m.opcode = SIW2_RDMAP_OP_ATOMIC_RESP;
 	m.last = true;
 	m.aresp.req_id = 0x0a0b0c0d;
 	m.aresp.orig = 0x7172737475767778ULL;

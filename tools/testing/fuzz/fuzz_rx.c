@@ -477,21 +477,21 @@ static u32 model_hdr(u8 *o, const struct siw2_rdmap_hdr *m)
 	put_be32(o + 10, m->msn);
 	put_be32(o + 14, m->mo);
 	switch (m->opcode) {
-	case SIW2_OP_READ_REQ:
+	case SIW2_RDMAP_OP_READ_REQ:
 		put_be32(o + 18, m->rreq.sink_stag);
 		put_be64(o + 22, m->rreq.sink_to);
 		put_be32(o + 30, m->rreq.size);
 		put_be32(o + 34, m->rreq.src_stag);
 		put_be64(o + 38, m->rreq.src_to);
 		return 46;
-	case SIW2_OP_TERMINATE:
+	case SIW2_RDMAP_OP_TERMINATE:
 		put_be32(o + 18, m->term_ctrl);
 		return 22;
-	case SIW2_OP_IMM:
-	case SIW2_OP_IMM_SE:
+	case SIW2_RDMAP_OP_IMM:
+	case SIW2_RDMAP_OP_IMM_SE:
 		put_be64(o + 18, m->imm);
 		return 26;
-	case SIW2_OP_ATOMIC_REQ:
+	case SIW2_RDMAP_OP_ATOMIC_REQ:
 		put_be32(o + 18, m->atomic.op & SIW2_ATOMIC_OP);
 		put_be32(o + 22, m->atomic.req_id);
 		put_be32(o + 26, m->atomic.stag);
@@ -501,7 +501,7 @@ static u32 model_hdr(u8 *o, const struct siw2_rdmap_hdr *m)
 		put_be64(o + 54, m->atomic.cmp);
 		put_be64(o + 62, m->atomic.cmp_mask);
 		return 70;
-	case SIW2_OP_ATOMIC_RESP:
+	case SIW2_RDMAP_OP_ATOMIC_RESP:
 		put_be32(o + 18, m->aresp.req_id);
 		put_be64(o + 22, m->aresp.orig);
 		return 30;
@@ -589,7 +589,7 @@ static void term_roundtrip(const struct siw2_term_info *t)
 	CHECK(siw2_rdmap_term_build(small, n - 1, t) == 0);
 	memcpy(&h, buf, hl);
 	CHECK(siw2_rdmap_parse(&h, hl, false, &m) == 0);
-	CHECK(m.opcode == SIW2_OP_TERMINATE && m.last);
+	CHECK(m.opcode == SIW2_RDMAP_OP_TERMINATE && m.last);
 	CHECK(m.qn == SIW2_QN_TERMINATE && m.msn == 1 && m.mo == 0);
 	ret = siw2_rdmap_term_parse(m.term_ctrl, buf + hl, n - hl, &back);
 	CHECK(back.cause == cause_wire(t->cause));
@@ -1648,7 +1648,7 @@ static void parse_ord(struct cur *c)
 		sel = take8(c);
 		opc = sel & 0x0f;
 		fence = sel & 0x10;
-		uses = opc == SIW2_OP_READ_REQ || opc == SIW2_OP_ATOMIC_REQ;
+		uses = opc == SIW2_RDMAP_OP_READ_REQ || opc == SIW2_RDMAP_OP_ATOMIC_REQ;
 		want = fence && o.outstanding ? SIW2_ISSUE_WAIT_FENCE :
 		       uses && o.outstanding >= o.max ? SIW2_ISSUE_WAIT_ORD :
 		       SIW2_ISSUE_NOW;
@@ -1769,7 +1769,7 @@ static void make_term(struct prng *r, struct siw2_term_info *t)
 	union siw2_iwarp_hdr h;
 	u32 len;
 
-	bad.opcode = rnd_below(r, SIW2_OP_ATOMIC_RESP + 1);
+	bad.opcode = rnd_below(r, SIW2_RDMAP_OP_ATOMIC_RESP + 1);
 	bad.stag = rnd32(r);
 	bad.to = rnd64(r);
 	bad.msn = rnd32(r);
@@ -1849,7 +1849,7 @@ static void msgs_parse(struct msgs *ms, const struct opts *o, struct prng *r,
 		       struct cur *c, u8 rtr_op)
 {
 	static const u8 remap[4] = {
-		SIW2_OP_WRITE, SIW2_OP_SEND, SIW2_OP_READ_RESP, SIW2_OP_SEND_INV,
+		SIW2_RDMAP_OP_WRITE, SIW2_RDMAP_OP_SEND, SIW2_RDMAP_OP_READ_RESP, SIW2_RDMAP_OP_SEND_INV,
 	};
 	u32 msn[SIW2_QN_COUNT] = { 1, 1, 1, 1 }, total = 0, len;
 	const struct siw2_rdmap_op_info *op;
@@ -1864,16 +1864,16 @@ static void msgs_parse(struct msgs *ms, const struct opts *o, struct prng *r,
 		sel = take8(c);
 		g = &ms->v[ms->n];
 		opc = sel & FZ_MSG_OP;
-		if (opc > SIW2_OP_ATOMIC_RESP)
-			opc = remap[opc - SIW2_OP_ATOMIC_RESP - 1];
+		if (opc > SIW2_RDMAP_OP_ATOMIC_RESP)
+			opc = remap[opc - SIW2_RDMAP_OP_ATOMIC_RESP - 1];
 		if (siw2_rdmap_op(opc)->ext && !o->ext)
-			opc = SIW2_OP_SEND_SE;
+			opc = SIW2_RDMAP_OP_SEND_SE;
 		op = siw2_rdmap_op(opc);
 		len = take16(c) | (sel & FZ_MSG_BIG ? 0x10000 : 0);
 		if (!op->payload || total + len > FZ_RT_MAX)
 			len = 0;
 		total += len;
-		if (opc == SIW2_OP_TERMINATE) {
+		if (opc == SIW2_RDMAP_OP_TERMINATE) {
 			/* The last word on a stream (RFC 5040 5.4). */
 			memset(g, 0, sizeof(*g));
 			g->m.opcode = opc;
@@ -2066,7 +2066,7 @@ static bool rt_run(const struct opts *o, struct prng *r,
 			memset(&t->xs[t->n], 0, sizeof(t->xs[0]));
 			t->xs[t->n].term = true;
 			t->xs[t->n].ti = g->ti;
-			t->xs[t->n].h.opcode = SIW2_OP_TERMINATE;
+			t->xs[t->n].h.opcode = SIW2_RDMAP_OP_TERMINATE;
 			t->xs[t->n].h.last = true;
 			t->xs[t->n].h.qn = SIW2_QN_TERMINATE;
 			t->xs[t->n].h.msn = 1;
@@ -2786,9 +2786,9 @@ static void run_handshake(const struct opts *o, struct prng *r, struct cur *c)
 
 	ms = xmalloc(sizeof(*ms));
 	msgs_parse(ms, o, r, c, ic->conn.rtr == SIW2_MPA_RTR_WRITE ?
-		   SIW2_OP_WRITE : ic->conn.rtr == SIW2_MPA_RTR_READ ?
-		   SIW2_OP_READ_REQ : ic->conn.rtr == SIW2_MPA_RTR_SEND ?
-		   SIW2_OP_SEND : FZ_NO_RTR);
+		   SIW2_RDMAP_OP_WRITE : ic->conn.rtr == SIW2_MPA_RTR_READ ?
+		   SIW2_RDMAP_OP_READ_REQ : ic->conn.rtr == SIW2_MPA_RTR_SEND ?
+		   SIW2_RDMAP_OP_SEND : FZ_NO_RTR);
 	if (!ms->n)
 		goto out;
 	if (rt_run(o, r, ms, ic->conn.tx_markers, ic->conn.crc, 0,

@@ -182,7 +182,7 @@ static void send_op(struct stream *st, u8 opcode, u32 len)
 	m.to = 0x10000ULL * opcode;
 	m.inval_stag = 0x2000;
 	switch (opcode) {
-	case SIW2_OP_READ_REQ:
+	case SIW2_RDMAP_OP_READ_REQ:
 		m.rreq.sink_stag = 0x3000;
 		m.rreq.sink_to = 0x4000;
 		m.rreq.size = len;
@@ -190,19 +190,19 @@ static void send_op(struct stream *st, u8 opcode, u32 len)
 		m.rreq.src_to = 0x6000;
 		len = 0;
 		break;
-	case SIW2_OP_IMM:
-	case SIW2_OP_IMM_SE:
+	case SIW2_RDMAP_OP_IMM:
+	case SIW2_RDMAP_OP_IMM_SE:
 		m.imm = 0x0123456789abcdefULL;
 		len = 0;
 		break;
-	case SIW2_OP_ATOMIC_REQ:
+	case SIW2_RDMAP_OP_ATOMIC_REQ:
 		siw2_rdmap_atomic_fetch_add(&m.atomic, 5);
 		m.atomic.req_id = 7;
 		m.atomic.stag = 0x7000;
 		m.atomic.to = 0x8000;
 		len = 0;
 		break;
-	case SIW2_OP_ATOMIC_RESP:
+	case SIW2_RDMAP_OP_ATOMIC_RESP:
 		m.aresp.req_id = 7;
 		m.aresp.orig = 42;
 		len = 0;
@@ -223,7 +223,7 @@ static void send_term(struct stream *st)
 	u32 n;
 
 	memset(&bad, 0, sizeof(bad));
-	bad.opcode = SIW2_OP_READ_REQ;
+	bad.opcode = SIW2_RDMAP_OP_READ_REQ;
 	bad.last = true;
 	bad.msn = 9;
 	n = siw2_rdmap_build(&h, &bad);
@@ -237,20 +237,20 @@ static void send_term(struct stream *st)
 /* Every opcode once, a multi-segment Send, and a Terminate to close. */
 static void send_all(struct stream *st, bool ext, u32 big)
 {
-	send_op(st, SIW2_OP_SEND, 16);
-	send_op(st, SIW2_OP_WRITE, 40);
-	send_op(st, SIW2_OP_READ_REQ, 64);
-	send_op(st, SIW2_OP_READ_RESP, 24);
-	send_op(st, SIW2_OP_SEND_INV, 8);
-	send_op(st, SIW2_OP_SEND_SE, 0);
-	send_op(st, SIW2_OP_SEND_SE_INV, 12);
+	send_op(st, SIW2_RDMAP_OP_SEND, 16);
+	send_op(st, SIW2_RDMAP_OP_WRITE, 40);
+	send_op(st, SIW2_RDMAP_OP_READ_REQ, 64);
+	send_op(st, SIW2_RDMAP_OP_READ_RESP, 24);
+	send_op(st, SIW2_RDMAP_OP_SEND_INV, 8);
+	send_op(st, SIW2_RDMAP_OP_SEND_SE, 0);
+	send_op(st, SIW2_RDMAP_OP_SEND_SE_INV, 12);
 	if (ext) {
-		send_op(st, SIW2_OP_IMM, 0);
-		send_op(st, SIW2_OP_IMM_SE, 0);
-		send_op(st, SIW2_OP_ATOMIC_REQ, 0);
-		send_op(st, SIW2_OP_ATOMIC_RESP, 0);
+		send_op(st, SIW2_RDMAP_OP_IMM, 0);
+		send_op(st, SIW2_RDMAP_OP_IMM_SE, 0);
+		send_op(st, SIW2_RDMAP_OP_ATOMIC_REQ, 0);
+		send_op(st, SIW2_RDMAP_OP_ATOMIC_RESP, 0);
 	}
-	send_op(st, SIW2_OP_SEND, big);
+	send_op(st, SIW2_RDMAP_OP_SEND, big);
 	send_term(st);
 }
 
@@ -281,8 +281,8 @@ static void seed_cm_init_rev1(void)
 	frame(&s, SIW2_MPA_KEY_REP, SIW2_MPA_FLAG_C, SIW2_MPA_REV_1, false, 0,
 	      0, "siw2 reply");
 	stream_init(&st, false, true, 512);
-	send_op(&st, SIW2_OP_READ_RESP, 100);
-	send_op(&st, SIW2_OP_SEND, 20);
+	send_op(&st, SIW2_RDMAP_OP_READ_RESP, 100);
+	send_op(&st, SIW2_RDMAP_OP_SEND, 20);
 	stream_put(&s, &st);
 	save("cm_init_rev1", &s);
 }
@@ -305,9 +305,9 @@ static void seed_cm_init_rev2(void)
 	      SIW2_MPA_REV_2, true, SIW2_MPA_V2_A | 4, SIW2_MPA_V2_C | 4,
 	      "ok");
 	stream_init(&st, true, true, 300);
-	send_op(&st, SIW2_OP_WRITE, 0);
-	send_op(&st, SIW2_OP_SEND, 700);
-	send_op(&st, SIW2_OP_ATOMIC_RESP, 0);
+	send_op(&st, SIW2_RDMAP_OP_WRITE, 0);
+	send_op(&st, SIW2_RDMAP_OP_SEND, 700);
+	send_op(&st, SIW2_RDMAP_OP_ATOMIC_RESP, 0);
 	stream_put(&s, &st);
 	save("cm_init_rev2_p2p", &s);
 }
@@ -334,9 +334,9 @@ static void seed_cm_resp(const char *name, u8 fl, u8 flags, bool v2)
 	}
 	/* The RTR first, then ordinary traffic. */
 	stream_init(&st, markers, true, 512);
-	send_op(&st, v2 ? SIW2_OP_READ_REQ : SIW2_OP_SEND, 0);
-	send_op(&st, SIW2_OP_WRITE, 600);
-	send_op(&st, SIW2_OP_SEND_SE, 33);
+	send_op(&st, v2 ? SIW2_RDMAP_OP_READ_REQ : SIW2_RDMAP_OP_SEND, 0);
+	send_op(&st, SIW2_RDMAP_OP_WRITE, 600);
+	send_op(&st, SIW2_RDMAP_OP_SEND_SE, 33);
 	stream_put(&s, &st);
 	save(name, &s);
 }
@@ -355,7 +355,7 @@ static void seed_framed(const char *name, u8 fl, u8 flags, u16 seed)
 	       0x7e);
 	/* A Send of 20 octets as one ULPDU. */
 	memset(&m, 0, sizeof(m));
-	m.opcode = SIW2_OP_SEND;
+	m.opcode = SIW2_RDMAP_OP_SEND;
 	m.last = true;
 	m.msn = 1;
 	n = siw2_rdmap_build(&h, &m);
@@ -365,7 +365,7 @@ static void seed_framed(const char *name, u8 fl, u8 flags, u16 seed)
 	put(&s, body, 20);
 	/* A Write of 600 octets, long enough for a Marker inside. */
 	memset(&m, 0, sizeof(m));
-	m.opcode = SIW2_OP_WRITE;
+	m.opcode = SIW2_RDMAP_OP_WRITE;
 	m.last = true;
 	m.stag = 0xabc;
 	m.to = 0x1000;
@@ -382,10 +382,10 @@ static void seed_framed(const char *name, u8 fl, u8 flags, u16 seed)
 static void records(struct seed *s, bool ext, u16 big)
 {
 	static const u8 ops[] = {
-		SIW2_OP_SEND, SIW2_OP_WRITE, SIW2_OP_READ_REQ,
-		SIW2_OP_READ_RESP, SIW2_OP_SEND_INV, SIW2_OP_SEND_SE,
-		SIW2_OP_SEND_SE_INV, SIW2_OP_IMM, SIW2_OP_IMM_SE,
-		SIW2_OP_ATOMIC_REQ, SIW2_OP_ATOMIC_RESP,
+		SIW2_RDMAP_OP_SEND, SIW2_RDMAP_OP_WRITE, SIW2_RDMAP_OP_READ_REQ,
+		SIW2_RDMAP_OP_READ_RESP, SIW2_RDMAP_OP_SEND_INV, SIW2_RDMAP_OP_SEND_SE,
+		SIW2_RDMAP_OP_SEND_SE_INV, SIW2_RDMAP_OP_IMM, SIW2_RDMAP_OP_IMM_SE,
+		SIW2_RDMAP_OP_ATOMIC_REQ, SIW2_RDMAP_OP_ATOMIC_RESP,
 	};
 	const struct siw2_rdmap_op_info *op;
 	u8 payload[2048];
@@ -402,15 +402,15 @@ static void records(struct seed *s, bool ext, u16 big)
 		pattern(payload, len, i);
 		put(s, payload, len);
 		/* A Read Request's size. */
-		if (ops[i] == SIW2_OP_READ_REQ)
+		if (ops[i] == SIW2_RDMAP_OP_READ_REQ)
 			put16(s, 4096);
 	}
 	/* One message bigger than the MULPDU, then a Terminate. */
-	put8(s, SIW2_OP_SEND);
+	put8(s, SIW2_RDMAP_OP_SEND);
 	put16(s, big);
 	pattern(payload, big, 0x55);
 	put(s, payload, big);
-	put8(s, SIW2_OP_TERMINATE);
+	put8(s, SIW2_RDMAP_OP_TERMINATE);
 	put16(s, 0);
 }
 
@@ -452,7 +452,7 @@ static void seed_parse(void)
 	header(&s, FZ_MODE_PARSE, FZ_F_EXT, 0, 0, 7, 0, 0, 0, 0);
 	/* 0: a Read Request header, ext on. */
 	memset(&m, 0, sizeof(m));
-	m.opcode = SIW2_OP_READ_REQ;
+	m.opcode = SIW2_RDMAP_OP_READ_REQ;
 	m.last = true;
 	m.msn = 1;
 	m.rreq.size = 64;
@@ -463,7 +463,7 @@ static void seed_parse(void)
 	/* 1: control octets of an Atomic Request. */
 	put8(&s, 1);
 	put8(&s, SIW2_DDP_VERSION | SIW2_DDP_L);
-	put8(&s, 0x40 | SIW2_OP_ATOMIC_REQ);
+	put8(&s, 0x40 | SIW2_RDMAP_OP_ATOMIC_REQ);
 	/* 2: a Terminate body with M and D. */
 	put8(&s, 2);
 	put32(&s, SIW2_LAYER_DDP << SIW2_TERM_LAYER_SHIFT |
@@ -508,7 +508,7 @@ static void seed_parse(void)
 	put64(&s, 1);
 	/* 7: a 1000 octet Write cut at a MULPDU of 128. */
 	put8(&s, 7);
-	put8(&s, SIW2_OP_WRITE);
+	put8(&s, SIW2_RDMAP_OP_WRITE);
 	put32(&s, 1000);
 	put8(&s, 0);
 	put16(&s, 128);
@@ -527,9 +527,9 @@ static void seed_parse(void)
 	put8(&s, 2);
 	put8(&s, 1);
 	put8(&s, 6);
-	put8(&s, SIW2_OP_READ_REQ);
-	put8(&s, SIW2_OP_READ_REQ);
-	put8(&s, 0x10 | SIW2_OP_SEND);
+	put8(&s, SIW2_RDMAP_OP_READ_REQ);
+	put8(&s, SIW2_RDMAP_OP_READ_REQ);
+	put8(&s, 0x10 | SIW2_RDMAP_OP_SEND);
 	put8(&s, 0x20);
 	put8(&s, 0x40);
 	put8(&s, 0x60);
@@ -553,7 +553,7 @@ static void seed_ddp(void)
 
 	header(&s, FZ_MODE_DDP, 0, 0, 0, 8, 0, 0, 0, 0);
 	memset(&m, 0, sizeof(m));
-	m.opcode = SIW2_OP_SEND;
+	m.opcode = SIW2_RDMAP_OP_SEND;
 	m.last = true;
 	m.msn = 1;
 	n = siw2_rdmap_build(&h, &m);
