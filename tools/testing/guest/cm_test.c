@@ -20,8 +20,9 @@
  *   -t         server: see "hold"
  *   -d TEXT    client: Private Data of the request
  *   -i N -o N  client: IRD (responder resources) and ORD (initiator depth)
- *   -w MS      client: stay connected MS milliseconds, then disconnect
- *              (QP to ERR, rdma_disconnect); default 0
+ *   -w MS      client: stay connected MS milliseconds (or until the peer
+ *              disconnects), then disconnect (QP to ERR, rdma_disconnect);
+ *              default 0
  *   -T SEC     timeout for each wait (default 30)
  *
  * The QPs are created with ibv_create_qp, not rdma_create_qp, so librdmacm
@@ -34,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <rdma/rdma_cma.h>
 
 static int timeout_s = 30;
@@ -85,6 +85,14 @@ static struct rdma_cm_event *next_event(struct rdma_event_channel *ch)
 		return NULL;
 	}
 	return ev;
+}
+
+/* Whether an event arrives within @ms milliseconds. */
+static int wait_event(struct rdma_event_channel *ch, int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, ms) > 0;
 }
 
 static int make_qp(struct conn *c)
@@ -219,7 +227,15 @@ static int run_client(const char *host, const char *port, const char *pdata,
 	ret = 0;
 	if (type != RDMA_CM_EVENT_ESTABLISHED)
 		goto out;
-	usleep(wait_ms * 1000);
+	/* Connected for wait_ms, unless the peer ends it first. */
+	if (wait_event(ch, wait_ms)) {
+		ev = next_event(ch);
+		if (ev) {
+			print_event("client", ev);
+			rdma_ack_cm_event(ev);
+		}
+		goto out;
+	}
 	disconnect(&c);
 	ev = next_event(ch);
 	if (!ev) {

@@ -228,7 +228,9 @@ ip netns exec cm1 timeout 60 "$cmt" server $A4 7478 -t >"$tmp/s9" 2>&1 &
 wait_for "$tmp/s9" LISTENING
 ip netns exec cm2 timeout 60 python3 "$pyp" silent $A4 7478 \
 	>"$tmp/p9" 2>&1 &
-sleep 1
+# The silent connection waits for its Request before the client comes.
+# shellcheck disable=SC2016 # t_wait evaluates it
+t_wait '[ "$(obj cep)" = 1 ]' 20
 ip netns exec cm2 timeout 60 "$cmt" client $A4 7478 -d hold \
 	>"$tmp/c9" 2>&1 &
 reap 30
