@@ -163,6 +163,9 @@ static int newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->ibdev.num_comp_vectors = num_possible_cpus();
 	strscpy(sdev->ibdev.node_desc, "siw2 " SIW2_DRV_NAME,
 		sizeof(sdev->ibdev.node_desc));
+	/* The iWARP port mapper (iwpmd) looks the netdev up by this name. */
+	strscpy(sdev->ibdev.iw_ifname, netdev_name(ndev),
+		sizeof(sdev->ibdev.iw_ifname));
 
 	ret = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (ret)
@@ -249,6 +252,10 @@ static int netdev_event(struct notifier_block *nb, unsigned long event,
 		break;
 	case NETDEV_DOWN:
 		port_event(sdev, IB_EVENT_PORT_ERR);
+		break;
+	case NETDEV_CHANGENAME:
+		strscpy(sdev->ibdev.iw_ifname, netdev_name(ndev),
+			sizeof(sdev->ibdev.iw_ifname));
 		break;
 	case NETDEV_UNREGISTER:
 		/* Also sent when the netdev moves to another namespace. */
