@@ -71,7 +71,7 @@
 static unsigned int mpa_rev = SIW2_MPA_REV_2;
 static bool mpa_crc = true;
 static bool mpa_markers;
-static bool mpa_p2p;
+static bool mpa_p2p = true;
 static unsigned int mpa_rtr = SIW2_MPA_RTR_ALL;
 static unsigned int tcp_timeout_ms = 10000;
 static unsigned int mpa_request_timeout_ms = 10000;
@@ -115,7 +115,7 @@ MODULE_PARM_DESC(mpa_crc, "Ask for MPA CRCs (default on, RFC 5044 4.4)");
 module_param(mpa_markers, bool, 0644);
 MODULE_PARM_DESC(mpa_markers, "Ask for MPA Markers (default off)");
 module_param(mpa_p2p, bool, 0644);
-MODULE_PARM_DESC(mpa_p2p, "Initiator: request the RFC 6581 peer-to-peer RTR (default off; a responder answers what it is asked)");
+MODULE_PARM_DESC(mpa_p2p, "Initiator: request the RFC 6581 peer-to-peer RTR, so that the responder may send first (default on; a responder answers what it is asked)");
 module_param_cb(mpa_rtr, &rtr_ops, &mpa_rtr, 0644);
 MODULE_PARM_DESC(mpa_rtr, "RTR types offered or accepted: 1 Send, 2 Write, 4 Read (default 7)");
 module_param_cb(tcp_timeout_ms, &ms_ops, &tcp_timeout_ms, 0644);
@@ -556,6 +556,8 @@ static int hand_over(struct siw2_cep *cep, bool initiator)
 	ret = qp_to_rts(cep->qp);
 	if (ret)
 		siw2_qp_llp_shutdown(cep->qp, true);
+	else
+		siw2_qp_kick_tx(cep->qp);	/* an RTR, or work posted early */
 	return ret;
 }
 

@@ -51,6 +51,8 @@ static const char *const counter_names[SIW2_CNT_MAX] = {
 	[SIW2_CNT_LISTEN_DROP] = "cm_listen_teardown_drop",
 	[SIW2_CNT_UPCALL_FAIL] = "cm_upcall_failed",
 	[SIW2_CNT_DISCONNECT] = "cm_disconnect",
+	[SIW2_CNT_TERM_SENT] = "term_sent",
+	[SIW2_CNT_TERM_RCVD] = "term_rcvd",
 };
 
 static struct dentry *debug_dir;

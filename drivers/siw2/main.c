@@ -14,9 +14,12 @@ static int __init siw2_mod_init(void)
 	int ret;
 
 	siw2_debug_init();
-	ret = siw2_cm_init();
+	ret = siw2_stream_init();
 	if (ret)
 		goto err_debug;
+	ret = siw2_cm_init();
+	if (ret)
+		goto err_stream;
 	ret = siw2_device_init();
 	if (ret)
 		goto err_cm;
@@ -24,6 +27,8 @@ static int __init siw2_mod_init(void)
 
 err_cm:
 	siw2_cm_uninit();
+err_stream:
+	siw2_stream_uninit();
 err_debug:
 	siw2_debug_uninit();
 	return ret;
@@ -32,8 +37,8 @@ err_debug:
 static void __exit siw2_mod_exit(void)
 {
 	siw2_device_uninit();
-	siw2_llp_stub_uninit();	/* TEMPORARY, see llp_stub.c */
 	siw2_cm_uninit();
+	siw2_stream_uninit();
 	siw2_debug_uninit();
 }
 

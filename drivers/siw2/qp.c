@@ -7,7 +7,9 @@
  * verbs' Idle state, which the IB verbs call INIT (as other iWARP drivers
  * report it, and as rdma-core's tests expect of an RNIC); RESET is reached
  * only through ERR. Transitions are those of the IB RC table
- * (ib_modify_qp_is_ok()); SQD and SQE are not modelled.
+ * (ib_modify_qp_is_ok()); SQE is not modelled. SQD is how the iWARP CM
+ * asks for a graceful disconnect: nothing new is sent and the stream ends
+ * (llp.h), after which the QP is in ERR.
  *
  * Lifetime. The core allocates struct ib_qp and frees it when destroy_qp
  * returns. qp->ref keeps what siw2 owns alive beyond that point's start:
@@ -39,6 +41,8 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "siw2.h"
+#include "engine.h"
+#include "llp.h"
 #include <rdma/siw2-abi.h>
 
 static_assert(sizeof(struct siw2_sqe) == 256);
@@ -130,10 +134,6 @@ static bool sqe_valid(const struct siw2_qp *qp, const struct siw2_sqe *sqe)
 		if (qp->user)
 			return false;
 		break;
-	case SIW2_OP_ATOMIC_CMP_SWP:
-	case SIW2_OP_ATOMIC_FETCH_ADD:
-		/* The device reports IB_ATOMIC_NONE until the engines do. */
-		return false;
 	default:
 		break;
 	}
@@ -149,6 +149,10 @@ static bool sqe_valid(const struct siw2_qp *qp, const struct siw2_sqe *sqe)
 	case SIW2_OP_READ:
 	case SIW2_OP_READ_INV:
 		return sqe->num_sge <= SIW2_MAX_SGE_RD;
+	case SIW2_OP_ATOMIC_CMP_SWP:
+	case SIW2_OP_ATOMIC_FETCH_ADD:
+		/* RFC 7306: one 64-bit word comes back. */
+		return sqe->num_sge == 1 && sqe->sge[0].length == sizeof(u64);
 	case SIW2_OP_SEND_IMM:		/* RFC 7306: no payload */
 	case SIW2_OP_LOCAL_INV:
 	case SIW2_OP_REG_MR:
@@ -254,6 +258,14 @@ static int sqe_from_wr(struct siw2_qp *qp, struct siw2_sqe *sqe,
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		sqe->opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			      SIW2_OP_ATOMIC_CMP_SWP :
+			      SIW2_OP_ATOMIC_FETCH_ADD;
+		sqe->raddr = atomic_wr(wr)->remote_addr;
+		sqe->rkey = atomic_wr(wr)->rkey;
+		sqe->compare_add = atomic_wr(wr)->compare_add;
+		sqe->swap = atomic_wr(wr)->swap;
+		break;
 	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
 	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
 		return -EOPNOTSUPP;
@@ -430,6 +442,7 @@ static void report_broken(struct siw2_qp *qp)
 		return;
 	ibdev_dbg(qp->base.device, "qp %u: corrupt ring indices\n",
 		  qp->base.qp_num);
+	siw2_qp_llp_shutdown(qp, true);
 	set_state_done(qp, ev);
 	qp_event(qp, IB_EVENT_QP_FATAL);
 }
@@ -508,8 +521,7 @@ static int check_attr(const struct ib_qp_attr *attr, int mask)
 		return -EINVAL;
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state > IB_QPS_ERR)
 		return -EINVAL;
-	if ((mask & IB_QP_STATE) &&
-	    (attr->qp_state == IB_QPS_SQD || attr->qp_state == IB_QPS_SQE))
+	if ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_SQE)
 		return -EOPNOTSUPP;
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
 		return -EINVAL;
@@ -579,6 +591,14 @@ int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	spin_lock_irqsave(&qp->lock, flags);
 	cur = qp->state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	/*
+	 * A graceful disconnect of a stream that already ended (the peer
+	 * closed, a Terminate) finds the QP in ERR; it has nothing to do.
+	 */
+	if (next == IB_QPS_SQD && (cur == IB_QPS_ERR || cur == IB_QPS_SQD)) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return 0;
+	}
 	if (((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) ||
 	    !transition_ok(cur, next, mask)) {
 		ret = -EINVAL;
@@ -590,6 +610,13 @@ int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 unlock:
 	spin_unlock_irqrestore(&qp->lock, flags);
 
+	/*
+	 * The iWARP CM's disconnect: SQD ends the stream gracefully, ERR
+	 * abortively (llp.h).
+	 */
+	if (!ret && (mask & IB_QP_STATE) && next != cur &&
+	    (next == IB_QPS_SQD || next == IB_QPS_ERR))
+		siw2_qp_llp_shutdown(qp, next == IB_QPS_ERR);
 	set_state_done(qp, ev);
 	if (ev & QP_EV_BROKEN)
 		report_broken(qp);
@@ -787,8 +814,10 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	xa_erase(&sdev->qps, qp->base.qp_num);
+	siw2_qp_llp_shutdown(qp, true);
 	siw2_qp_put(qp);
 	wait_for_completion(&qp->released);
+	siw2_stream_free(qp->stream);
 
 	if (!qp->srq)
 		siw2_queue_uninit(&qp->rq);
@@ -802,16 +831,23 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
  * siw2_qp_kick_tx() - the send engine's doorbell
  * @qp: the QP
  *
- * Called after SQEs were published (a kernel post, a user doorbell). There
- * is no send engine yet: a QP in ERR flushes both queues, anything else
- * waits. Any context; takes the queue locks.
+ * Called after SQEs were published (a kernel post, a user doorbell) and
+ * when the connection is up. A QP in ERR flushes both queues; a connected
+ * one runs its send engine (tx.c). Any context; takes the queue locks.
  */
 void siw2_qp_kick_tx(struct siw2_qp *qp)
 {
-	if (READ_ONCE(qp->state) != IB_QPS_ERR)
+	struct siw2_stream *s;
+
+	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
+		if (flush_queues(qp))
+			report_broken(qp);
 		return;
-	if (flush_queues(qp))
-		report_broken(qp);
+	}
+	/* Pairs with the release in siw2_qp_llp_attach(). */
+	s = smp_load_acquire(&qp->stream);
+	if (s)
+		siw2_tx_kick(s);
 }
 
 int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -918,6 +954,7 @@ unlock:
  * siw2_qp_get_sqe() - the send engine fetches the next SQE
  * @qp: the QP, in RTS
  * @out: a validated copy of the SQE
+ * @idx: its index in the ring (free running)
  *
  * The SQE keeps its slot until siw2_qp_sq_complete() (SQEs complete in
  * order). Any context.
@@ -926,7 +963,7 @@ unlock:
  * the ring is broken (the QP is moved to ERR); -EINVAL if the SQE is
  * malformed: @out holds it, to be completed with an error.
  */
-int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out)
+int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out, u32 *idx)
 {
 	unsigned long flags;
 	int ret = -ENOENT;
@@ -943,7 +980,7 @@ int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out)
 	if (qp->sq_fetch - qp->sq.cons >= avail)
 		goto unlock;
 	siw2_queue_read(&qp->sq, qp->sq_fetch, out);
-	qp->sq_fetch++;
+	*idx = qp->sq_fetch++;
 	ret = sqe_valid(qp, out) ? 0 : -EINVAL;
 unlock:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
@@ -955,7 +992,9 @@ unlock:
 /**
  * siw2_qp_sq_complete() - the oldest fetched SQE is done
  * @qp: the QP
- * @sqe: its copy, as siw2_qp_get_sqe() returned it
+ * @wr_id: its work request id
+ * @opcode: its SIW2_OP_*
+ * @wqe_flags: its SIW2_WQE_* flags
  * @status: the outcome
  * @byte_len: octets transferred
  *
@@ -965,11 +1004,11 @@ unlock:
  * Return: 0; -ENOENT if no SQE is in progress (a flush completed it);
  * or siw2_cq_post()'s error.
  */
-int siw2_qp_sq_complete(struct siw2_qp *qp, const struct siw2_sqe *sqe,
-			enum ib_wc_status status, u32 byte_len)
+int siw2_qp_sq_complete(struct siw2_qp *qp, u64 wr_id, u8 opcode,
+			u8 wqe_flags, enum ib_wc_status status, u32 byte_len)
 {
 	struct siw2_cqe cqe = {
-		.wr_id = sqe->wr_id,
+		.wr_id = wr_id,
 		.status = status,
 		.byte_len = byte_len,
 		.qp_num = qp->base.qp_num,
@@ -977,14 +1016,14 @@ int siw2_qp_sq_complete(struct siw2_qp *qp, const struct siw2_sqe *sqe,
 	unsigned long flags;
 	int ret = 0;
 
-	cqe.opcode = sqe->opcode < SIW2_OP_MAX ?
-		     sqe_wc_opcode[sqe->opcode] : SIW2_WC_SEND;
+	cqe.opcode = opcode < SIW2_OP_MAX ? sqe_wc_opcode[opcode] :
+					    SIW2_WC_SEND;
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	if (qp->sq_fetch == qp->sq.cons) {
 		ret = -ENOENT;
 		goto unlock;
 	}
-	if (status != IB_WC_SUCCESS || (sqe->flags & SIW2_WQE_SIGNALED) ||
+	if (status != IB_WC_SUCCESS || (wqe_flags & SIW2_WQE_SIGNALED) ||
 	    qp->sig_all)
 		ret = siw2_cq_post(qp->scq, &cqe);
 	siw2_queue_consume(&qp->sq, 1);

@@ -69,6 +69,8 @@
  * @num_srq: live SRQs
  * @num_mr: live MRs
  * @cq_ids: source of CQ identifiers reported to the provider
+ * @atomic_lock: serializes the RFC 7306 atomics the device executes for
+ *	its peers (IB_ATOMIC_HCA); taken with interrupts off
  */
 struct siw2_device {
 	struct ib_device ibdev;
@@ -87,6 +89,7 @@ struct siw2_device {
 	atomic_t num_srq;
 	atomic_t num_mr;
 	atomic_t cq_ids;
+	spinlock_t atomic_lock;	/* see above */
 };
 
 static inline struct siw2_device *to_siw2_dev(struct ib_device *ibdev)
@@ -229,6 +232,8 @@ struct siw2_qp_attrs {
  * @sig_all: every SQE completes (IB_SIGNAL_ALL_WR)
  * @user: the rings are mapped to user space
  * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring
+ * @stream: the connection's data path (engine.h), set once by
+ *	siw2_qp_llp_attach() and freed by destroy_qp
  */
 struct siw2_qp {
 	struct ib_qp base;
@@ -252,6 +257,7 @@ struct siw2_qp {
 	bool sig_all;
 	bool user;
 	bool fatal_sent;
+	struct siw2_stream *stream;
 };
 
 enum siw2_mr_kind {
@@ -358,6 +364,8 @@ enum siw2_counter {
 	SIW2_CNT_LISTEN_DROP,		/* pending requests closed by listener teardown */
 	SIW2_CNT_UPCALL_FAIL,		/* the iw_cm refused a connect request */
 	SIW2_CNT_DISCONNECT,		/* established connections that ended */
+	SIW2_CNT_TERM_SENT,		/* Terminate messages queued to send */
+	SIW2_CNT_TERM_RCVD,		/* Terminate messages received */
 	SIW2_CNT_MAX
 };
 
@@ -446,9 +454,9 @@ void siw2_qp_put(struct siw2_qp *qp);
 int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state state);
 void siw2_qp_set_error(struct siw2_qp *qp);
 void siw2_qp_kick_tx(struct siw2_qp *qp);
-int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out);
-int siw2_qp_sq_complete(struct siw2_qp *qp, const struct siw2_sqe *sqe,
-			enum ib_wc_status status, u32 byte_len);
+int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out, u32 *idx);
+int siw2_qp_sq_complete(struct siw2_qp *qp, u64 wr_id, u8 opcode,
+			u8 wqe_flags, enum ib_wc_status status, u32 byte_len);
 int siw2_qp_get_rqe(struct siw2_qp *qp, struct siw2_rqe *out);
 
 static inline struct siw2_qp *to_siw2_qp(struct ib_qp *ibqp)
@@ -499,8 +507,11 @@ int siw2_cm_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
 int siw2_cm_create_listen(struct iw_cm_id *id, int backlog);
 int siw2_cm_destroy_listen(struct iw_cm_id *id);
 
-/* llp_stub.c: TEMPORARY, until the data path implements llp.h */
-void siw2_llp_stub_uninit(void);
+/* stream.c: the data path of connected QPs (engine.h, llp.h) */
+struct siw2_stream;
+int siw2_stream_init(void);
+void siw2_stream_uninit(void);
+void siw2_stream_free(struct siw2_stream *s);
 
 /* socket.c: kernel TCP sockets */
 struct sock;

@@ -46,8 +46,11 @@ static int query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq_sge = SIW2_MAX_SGE;
 	attr->max_fast_reg_page_list_len = SIW2_MAX_FAST_REG_PAGES;
 	attr->max_pkeys = 1;
-	/* The engines do not implement RFC 7306 atomics yet. */
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/*
+	 * RFC 7306 atomics are atomic with respect to each other on this
+	 * device (sdev->atomic_lock), not to the CPU's own accesses.
+	 */
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
 	/* Lets `rdma link delete` remove a device created by `rdma link add`. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -176,6 +179,7 @@ void siw2_verbs_init_device(struct siw2_device *sdev)
 	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				       BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	spin_lock_init(&sdev->atomic_lock);
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC);
 	sdev->next_qpn = SIW2_QPN_MIN;
 	sdev->next_stag = 1;

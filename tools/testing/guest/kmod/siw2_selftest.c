@@ -295,8 +295,9 @@ static void test_qp_states(struct env *e, struct ib_cq *cq)
 	      "states: the rdma_cm's port-only modify accepted");
 	CHECK(set_state(qp, IB_QPS_INIT, 0, NULL) == -EINVAL,
 	      "states: RTS -> INIT refused");
-	CHECK(set_state(qp, IB_QPS_SQD, 0, NULL) == -EOPNOTSUPP,
-	      "states: SQD not supported");
+	CHECK(set_state(qp, IB_QPS_SQD, 0, NULL) == 0 &&
+	      qp_state(qp, NULL) == IB_QPS_SQD,
+	      "states: RTS -> SQD (the iWARP CM's graceful disconnect)");
 	CHECK(set_state(qp, IB_QPS_ERR, 0, NULL) == 0 &&
 	      qp_state(qp, NULL) == IB_QPS_ERR, "states: RTS -> ERR");
 	CHECK(poll_all(cq, e->wc) == 1 &&
@@ -354,9 +355,12 @@ static void test_post_flush(struct env *e, struct ib_cq *scq,
 	      "flush: 7 SGEs refused, bad_wr names the second WR");
 	swr[0].next = NULL;
 	swr[0].wr_id = 206;
-	swr[0].opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+	swr[0].opcode = IB_WR_MASKED_ATOMIC_FETCH_AND_ADD;
 	CHECK(ib_post_send(qp, swr, &sbad) == -EOPNOTSUPP && sbad == swr,
-	      "flush: atomics refused (IB_ATOMIC_NONE)");
+	      "flush: masked atomics refused (RFC 7306 has no masks in verbs)");
+	swr[0].opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+	CHECK(ib_post_send(qp, swr, &sbad) == -EINVAL && sbad == swr,
+	      "flush: an atomic without its one 8-octet SGE refused");
 	swr[0].opcode = IB_WR_SEND;
 	swr[0].send_flags = IB_SEND_INLINE;
 	swr[0].num_sge = 1;

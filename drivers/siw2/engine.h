@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The data path of a connected QP: struct siw2_stream ties one TCP socket
+ * (handed over by the CM, see llp.h) to one QP and carries the state of
+ * both engines. stream.c attaches and tears the stream down, rx.c runs in
+ * the socket's data_ready callback, tx.c wherever work is kicked.
+ *
+ * Contexts and ownership:
+ * - @rx is touched only by the receive path, which runs under the socket
+ *   lock (data_ready in softirq, or process context at attach), so it
+ *   needs no lock of its own.
+ * - @tx is touched only by the holder of @tx_mutex (tx.c): the thread that
+ *   rang a doorbell or posted, or the stream's work item. Softirq context
+ *   never takes it; it queues the work instead.
+ * - What both sides share (@ord, @orq, @ird, @irq, @recs, @term, the
+ *   retire index) is under @lock, taken with interrupts off. Lock order:
+ *   @lock before the QP's sq_lock, before a CQ's lock.
+ *
+ * Lifetime: the stream is allocated by siw2_qp_llp_attach() and freed by
+ * destroy_qp (siw2_stream_free()) after every user is gone. While the
+ * socket is in use the stream holds a reference on the QP, dropped by the
+ * close work after siw2_cm_llp_closed(); destroy_qp waits for it.
+ */
+#ifndef SIW2_ENGINE_H
+#define SIW2_ENGINE_H
+
+#include <linux/bvec.h>
+#include <linux/mutex.h>
+#include <linux/uio.h>
+#include <linux/workqueue.h>
+
+#include "siw2.h"
+#include "mpa.h"
+#include "ddp.h"
+#include "rdmap.h"
+#include <rdma/siw2-abi.h>
+
+/* struct siw2_stream.flags */
+enum {
+	SIW2_S_TX_PENDING,	/* the send engine has work to look at */
+	SIW2_S_TX_ALLOWED,	/* RFC 5044 7.1.2: the responder may send */
+	SIW2_S_TERM,		/* a Terminate is queued in @term */
+	SIW2_S_CLOSING,		/* the close work was queued */
+	SIW2_S_DRAIN,		/* graceful close: send what is begun, then FIN */
+	SIW2_S_CLOSED,		/* the socket is no longer used */
+	SIW2_S_RTR_READ,	/* initiator: a zero-length Read RTR is out */
+};
+
+/*
+ * Completion record of one fetched SQE, indexed by its ring slot: SQEs
+ * complete in order, but a Read's completion waits for its response while
+ * later SQEs are done already.
+ */
+struct siw2_wqe_rec {
+	u64 wr_id;
+	u32 byte_len;
+	u8 opcode;
+	u8 flags;
+	u8 status;
+	bool done;
+};
+
+/* An outstanding RDMA Read Request of ours (ORD). */
+struct siw2_orq_entry {
+	u32 slot;		/* its SQE's record */
+	u32 sink_stag;
+	u64 sink_to;
+	u32 len;
+	u32 got;		/* octets of the response placed so far */
+	u32 inval;		/* READ_INV: the sink STag to invalidate */
+	bool do_inval;
+	bool atomic;		/* an RFC 7306 Atomic Request; @len is 8 */
+};
+
+/* An inbound RDMA Read Request being answered (IRD). */
+struct siw2_irq_entry {
+	struct siw2_mr *mr;	/* the source region, held; NULL if len 0 */
+	u32 sink_stag;
+	u64 sink_to;
+	u32 len;
+	u64 src_to;
+	bool counted;		/* holds an IRD credit */
+	bool atomic;		/* RFC 7306: answer with an Atomic Response */
+	u32 req_id;		/* ... for this Request Identifier */
+	u64 orig;		/* ... carrying this Original Value */
+};
+
+/* Where the payload of the message being sent comes from. */
+struct siw2_tx_src {
+	u32 nr;
+	const u8 *inline_data;	/* inline SQE data, or NULL */
+	struct {
+		struct siw2_mr *mr;
+		u64 addr;
+		u32 len;
+	} sge[SIW2_MAX_SGE];
+};
+
+enum siw2_tx_fin {
+	SIW2_FIN_NONE,
+	SIW2_FIN_SQE,		/* the current SQE's message went out */
+	SIW2_FIN_IRQ,		/* the head Read Response went out */
+	SIW2_FIN_TERM,		/* the Terminate went out */
+	SIW2_FIN_RTR,		/* the RTR went out */
+};
+
+#define SIW2_TX_BVECS 64
+
+/* Send engine state, owned by the holder of tx_mutex. */
+struct siw2_stream_tx {
+	struct siw2_mpa_tx mpa;
+	struct siw2_ddp_tx ddp;
+	struct siw2_tx_src src;
+	struct siw2_sqe sqe;	/* copy of the SQE in progress */
+	u32 slot;		/* its record */
+	bool busy;		/* a message is being segmented */
+	bool sqe_wait;		/* @sqe was fetched but waits (ORD, fence) */
+	bool imm_next;		/* WRITE_IMM: the Immediate Data follows */
+	bool rtr_done;		/* no RTR to send, or it was started */
+	u32 msg_len;		/* payload octets of the message */
+	u32 write_len;		/* WRITE_IMM: those of its Write */
+	enum siw2_tx_fin fin;	/* what completes when the batch is out */
+	u32 msn[SIW2_QN_COUNT];
+	/* The batch being sent: bvecs over @stage and payload pages. */
+	struct page *stage;
+	u32 stage_used;
+	struct bio_vec bv[SIW2_TX_BVECS];
+	u32 nbv;
+	u32 batch_len;
+	struct iov_iter iter;
+	bool iter_live;
+};
+
+/* Receive engine state, owned by the receive path. */
+struct siw2_stream_rx {
+	struct siw2_mpa_rx mpa;
+	struct siw2_ddp_rx ddp;
+	bool first_seen;	/* a complete FPDU arrived */
+	bool msg_seen;		/* a complete message arrived (RTR handling) */
+	bool dead;
+	/* The segment being received. */
+	u8 cls;
+	struct siw2_rdmap_hdr hdr;	/* its header */
+	u32 seg_len;		/* its payload octets */
+	bool rtr_resp;		/* it answers our Read RTR */
+	struct siw2_mr *mr;	/* tagged: the region placed into */
+	u64 to;			/* tagged: TO of the segment's payload */
+	bool skip;		/* place nothing (RTR, zero length) */
+	/* The Send on queue 0 being received. */
+	bool have_rqe;
+	bool rtr_send;		/* it is the peer's zero-length RTR */
+	struct siw2_rqe rqe;
+	u32 rqe_len;
+	struct siw2_mr *sge_mr;	/* cache for the current scatter entry */
+	u32 sge_idx;
+	/* A Write message just ended (Write with Immediate Data). */
+	bool after_write;
+	u32 write_len;
+};
+
+struct siw2_stream {
+	struct siw2_qp *qp;
+	struct siw2_device *sdev;
+	struct socket *sock;
+	struct siw2_cep *cep;
+	struct siw2_sock_cb cb;
+	struct siw2_mpa_conn conn;
+	bool initiator;
+	unsigned long flags;
+	int close_reason;
+	bool abortive;
+
+	spinlock_t lock;	/* see above */
+	struct siw2_wqe_rec *recs;
+	u32 rec_mask;
+	u32 retire;		/* SQ index of the oldest unretired record */
+	u32 fetched;		/* SQ index past the last fetched SQE */
+	struct siw2_rdmap_ord ord;
+	struct siw2_orq_entry orq[SIW2_MAX_ORD];
+	u32 orq_head;
+	u32 orq_tail;
+	struct siw2_rdmap_ird ird;
+	struct siw2_irq_entry irq[SIW2_MAX_IRD];
+	u32 irq_head;
+	u32 irq_tail;
+	struct siw2_term_info term;
+
+	struct mutex tx_mutex;	/* see above */
+	struct work_struct tx_work;
+	struct work_struct close_work;
+	struct siw2_stream_tx tx;
+	struct siw2_stream_rx rx;
+};
+
+static_assert(!(SIW2_MAX_ORD & (SIW2_MAX_ORD - 1)) &&
+	      !(SIW2_MAX_IRD & (SIW2_MAX_IRD - 1)));
+
+/* stream.c */
+extern struct workqueue_struct *siw2_tx_wq;
+void siw2_stream_close(struct siw2_stream *s, int reason, bool abortive);
+void siw2_stream_terminate(struct siw2_stream *s, const struct siw2_term_info *t);
+void siw2_stream_free(struct siw2_stream *s);
+int siw2_stream_init(void);
+void siw2_stream_uninit(void);
+
+/* tx.c */
+void siw2_tx_kick(struct siw2_stream *s);
+void siw2_tx_kick_async(struct siw2_stream *s);
+void siw2_tx_close(struct siw2_stream *s);
+void siw2_tx_work(struct work_struct *work);
+void siw2_tx_retire(struct siw2_stream *s);
+void siw2_tx_release(struct siw2_stream *s);
+
+/* rx.c */
+void siw2_rx_data_ready(struct siw2_stream *s);
+void siw2_rx_release(struct siw2_stream *s);
+
+#endif /* SIW2_ENGINE_H */

@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The receive engine: runs in the socket's data_ready callback (softirq,
+ * or process context when the socket was owned), walks the socket's queued
+ * skbs in place with tcp_read_sock() and skb_seq_read(), and feeds the
+ * octets through MPA (mpa.c) and DDP (ddp.c). Payload is copied exactly
+ * once, from the skb into the registered memory it is destined for
+ * (RFC 5041 5.3 Placement); no intermediate buffer exists.
+ *
+ * Checks precede placement (RFC 5041 7.1): a segment's STag, bounds,
+ * receive buffer or IRD are checked when its header is complete, before
+ * its first payload octet is placed. Delivery (completions, Read
+ * Responses, invalidations) waits for MPA's verified end of the FPDU, as
+ * only then is the CRC known to be good (RFC 5044 4.4).
+ *
+ * Any violation ends the stream with a Terminate naming the RFC's cause
+ * (siw2_stream_terminate()); the receive side then drops everything
+ * (RFC 5041 7.1, RFC 5044 8). Nothing here logs: a peer can cause all of
+ * it, so it is counted instead.
+ */
+#include <linux/skbuff.h>
+#include <net/tcp.h>
+
+#include "engine.h"
+
+static struct ib_pd *pd_of(struct siw2_stream *s)
+{
+	return s->qp->base.pd;
+}
+
+static void put_mrs(struct siw2_stream_rx *rx)
+{
+	if (rx->mr)
+		siw2_mr_put(rx->mr);
+	rx->mr = NULL;
+	if (rx->sge_mr)
+		siw2_mr_put(rx->sge_mr);
+	rx->sge_mr = NULL;
+}
+
+static void rx_terminate(struct siw2_stream *s, u32 cause)
+{
+	struct siw2_term_info t;
+
+	s->rx.dead = true;
+	siw2_ddp_rx_term_prepare(&s->rx.ddp, &t, cause);
+	siw2_ddp_rx_fail(&s->rx.ddp, cause);
+	siw2_stream_terminate(s, &t);
+}
+
+static void rqe_complete(struct siw2_stream *s, enum ib_wc_status status,
+			 u8 opcode, u8 flags, u32 byte_len, u32 imm_inv)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	struct siw2_cqe cqe = {
+		.wr_id = rx->rqe.wr_id,
+		.opcode = opcode,
+		.status = status,
+		.flags = flags,
+		.byte_len = byte_len,
+		.imm_inv = imm_inv,
+		.qp_num = s->qp->base.qp_num,
+	};
+
+	rx->have_rqe = false;
+	if (rx->sge_mr)
+		siw2_mr_put(rx->sge_mr);
+	rx->sge_mr = NULL;
+	siw2_cq_post(s->qp->rcq, &cqe);
+}
+
+/* ---- segment start: every check before the first octet is placed ---- */
+
+static u32 begin_tagged(struct siw2_stream *s, const struct siw2_ddp_seg *seg,
+			int access)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	struct siw2_stag_view view;
+	u32 cause;
+
+	rx->to = seg->hdr.to;
+	if (!seg->len) {
+		/* A zero-length Write names no buffer (RFC 5040 5.3). */
+		rx->skip = true;
+		return 0;
+	}
+	rx->mr = siw2_mr_lookup_view(s->sdev, seg->hdr.stag, pd_of(s), access,
+				     &view);
+	cause = siw2_ddp_check_tagged(&view, seg->hdr.to, seg->len);
+	if (cause && rx->mr) {
+		siw2_mr_put(rx->mr);
+		rx->mr = NULL;
+	}
+	return cause;
+}
+
+/*
+ * A Read Response may only land where our oldest outstanding Read asked
+ * for it, in order: a peer cannot use it to write anywhere else.
+ */
+static u32 begin_read_resp(struct siw2_stream *s,
+			   const struct siw2_ddp_seg *seg)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	const struct siw2_orq_entry *o;
+	enum siw2_mr_fault fault;
+	unsigned long flags;
+	u32 cause = 0;
+
+	spin_lock_irqsave(&s->lock, flags);
+	if (s->orq_head == s->orq_tail) {
+		spin_unlock_irqrestore(&s->lock, flags);
+		/* The answer to a peer-to-peer Read RTR (RFC 6581 9.2). */
+		if (!seg->len && seg->hdr.last &&
+		    test_and_clear_bit(SIW2_S_RTR_READ, &s->flags)) {
+			rx->skip = true;
+			rx->rtr_resp = true;
+			return 0;
+		}
+		return SIW2_TERM_RDMAP_OP_UNSPEC;
+	}
+	o = &s->orq[s->orq_head & (SIW2_MAX_ORD - 1)];
+	if (o->atomic)
+		cause = SIW2_TERM_RDMAP_OP_UNSPEC;
+	else if (seg->hdr.stag != o->sink_stag)
+		cause = SIW2_TERM_DDP_T_INVALID_STAG;
+	else if (seg->hdr.to != o->sink_to + o->got ||
+		 seg->len > o->len - o->got)
+		cause = SIW2_TERM_DDP_T_BASE_BOUNDS;
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (cause)
+		return cause;
+	rx->to = seg->hdr.to;
+	if (!seg->len) {
+		rx->skip = true;
+		return 0;
+	}
+	rx->mr = siw2_mr_lookup(s->sdev, seg->hdr.stag, pd_of(s),
+				IB_ACCESS_LOCAL_WRITE, seg->hdr.to, seg->len,
+				&fault);
+	return rx->mr ? 0 : SIW2_TERM_DDP_T_INVALID_STAG;
+}
+
+static u32 rqe_length(const struct siw2_rqe *rqe)
+{
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < rqe->num_sge; i++)
+		len += rqe->sge[i].length;
+	return min_t(u64, len, U32_MAX);
+}
+
+/* Untagged queue 0: a Send or an Immediate Data message. */
+static u32 begin_untagged_rq(struct siw2_stream *s,
+			     const struct siw2_ddp_seg *seg)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	int ret;
+
+	if (seg->first) {
+		/*
+		 * RFC 6581 9.2: a peer-to-peer initiator's first message may
+		 * be a zero-length Send, which is for the MPA layer alone.
+		 */
+		rx->rtr_send = s->conn.p2p && !s->initiator && !rx->msg_seen &&
+			       !seg->len && seg->hdr.last &&
+			       seg->op->cls == SIW2_CLASS_SEND;
+		if (rx->rtr_send)
+			return 0;
+		ret = siw2_qp_get_rqe(s->qp, &rx->rqe);
+		if (ret == -ENOENT)
+			return SIW2_TERM_DDP_U_MSN_NOBUF;
+		if (ret == -EIO)
+			return SIW2_TERM_RDMAP_CATASTROPHIC;
+		rx->have_rqe = true;
+		rx->sge_idx = 0;
+		if (ret == -EINVAL) {
+			rqe_complete(s, IB_WC_LOC_QP_OP_ERR, SIW2_WC_RECV, 0,
+				     0, 0);
+			return SIW2_TERM_RDMAP_CATASTROPHIC;
+		}
+		rx->rqe_len = rqe_length(&rx->rqe);
+	}
+	if (rx->rtr_send)
+		return SIW2_TERM_DDP_U_INVALID_MO;
+	if (!rx->have_rqe)
+		return SIW2_TERM_DDP_U_MSN_NOBUF;
+	if (seg->op->cls == SIW2_CLASS_IMM)
+		return 0;
+	return siw2_ddp_rx_check_untagged(&rx->ddp, true, rx->rqe_len);
+}
+
+static u32 seg_begin(struct siw2_stream *s)
+{
+	const struct siw2_ddp_seg *seg = siw2_ddp_rx_seg(&s->rx.ddp);
+	struct siw2_stream_rx *rx = &s->rx;
+
+	rx->cls = seg->op->cls;
+	rx->hdr = seg->hdr;
+	rx->seg_len = seg->len;
+	rx->skip = false;
+	rx->rtr_resp = false;
+	switch (rx->cls) {
+	case SIW2_CLASS_WRITE:
+		return begin_tagged(s, seg, IB_ACCESS_REMOTE_WRITE);
+	case SIW2_CLASS_READ_RESP:
+		return begin_read_resp(s, seg);
+	case SIW2_CLASS_SEND:
+	case SIW2_CLASS_IMM:
+		return begin_untagged_rq(s, seg);
+	case SIW2_CLASS_READ_REQ:
+	case SIW2_CLASS_TERMINATE:
+	case SIW2_CLASS_ATOMIC_REQ:
+	case SIW2_CLASS_ATOMIC_RESP:
+		/* One segment of header only: all is done at its end. */
+		return 0;
+	default:
+		return SIW2_TERM_RDMAP_OPCODE;
+	}
+}
+
+/* ---- placement ---- */
+
+/* Places Send payload at message offset @mo into the RQE's scatter list. */
+static int place_rqe(struct siw2_stream *s, u32 mo, const u8 *data, u32 len)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	const struct siw2_sge *sge;
+	enum siw2_mr_fault fault;
+	u32 i, n, off = mo;
+	int ret;
+
+	for (i = 0; i < rx->rqe.num_sge && off >= rx->rqe.sge[i].length; i++)
+		off -= rx->rqe.sge[i].length;
+	while (len) {
+		if (i >= rx->rqe.num_sge)
+			return -ERANGE;
+		sge = &rx->rqe.sge[i];
+		if (!rx->sge_mr || rx->sge_idx != i) {
+			if (rx->sge_mr)
+				siw2_mr_put(rx->sge_mr);
+			rx->sge_mr = siw2_mr_lookup(s->sdev, sge->lkey,
+						    pd_of(s),
+						    IB_ACCESS_LOCAL_WRITE,
+						    sge->addr, sge->length,
+						    &fault);
+			rx->sge_idx = i;
+			if (!rx->sge_mr)
+				return -EACCES;
+		}
+		n = min(len, sge->length - off);
+		ret = siw2_mr_copy_to(rx->sge_mr, sge->addr + off, data, n);
+		if (ret)
+			return ret;
+		data += n;
+		len -= n;
+		off = 0;
+		i++;
+	}
+	return 0;
+}
+
+static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	int ret;
+
+	if (rx->skip)
+		return;
+	switch (rx->cls) {
+	case SIW2_CLASS_WRITE:
+	case SIW2_CLASS_READ_RESP:
+		ret = siw2_mr_copy_to(rx->mr, rx->to + ev->off, ev->data,
+				      ev->len);
+		if (ret)
+			rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
+		return;
+	case SIW2_CLASS_SEND:
+		ret = place_rqe(s, rx->hdr.mo + ev->off, ev->data, ev->len);
+		if (ret) {
+			/* The receive's own memory failed: a local error. */
+			rqe_complete(s, IB_WC_LOC_PROT_ERR, SIW2_WC_RECV, 0,
+				     0, 0);
+			rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
+		}
+		return;
+	default:
+		return;
+	}
+}
+
+/* ---- segment end: delivery ---- */
+
+static u32 inval_cause(enum siw2_mr_fault fault)
+{
+	switch (fault) {
+	case SIW2_MR_OK:
+		return 0;
+	case SIW2_MR_BAD_STAG:
+		return SIW2_TERM_RDMAP_INVALID_STAG;
+	case SIW2_MR_BAD_PD:
+		return SIW2_TERM_RDMAP_STAG_NOT_ASSOC;
+	default:
+		return SIW2_TERM_RDMAP_PROT_CANNOT_INV;
+	}
+}
+
+static u32 end_send(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	const struct siw2_rdmap_op_info *op = siw2_rdmap_op(rx->hdr.opcode);
+	u8 flags = op->se ? SIW2_CQE_SOLICITED : 0;
+	enum siw2_mr_fault fault;
+	u32 inv = 0;
+
+	if (!ev->msg_done)
+		return 0;
+	if (rx->rtr_send) {
+		rx->rtr_send = false;
+		return 0;
+	}
+	if (op->inval) {
+		/* RFC 5040 5.1: invalidate before the Send is delivered. */
+		fault = siw2_mr_invalidate(s->sdev, rx->hdr.inval_stag,
+					   pd_of(s), true);
+		if (fault) {
+			rqe_complete(s, IB_WC_REM_ACCESS_ERR, SIW2_WC_RECV, 0,
+				     ev->msg_len, 0);
+			return inval_cause(fault);
+		}
+		flags |= SIW2_CQE_WITH_INV;
+		inv = rx->hdr.inval_stag;
+	}
+	rqe_complete(s, IB_WC_SUCCESS, SIW2_WC_RECV, flags, ev->msg_len, inv);
+	return 0;
+}
+
+/*
+ * RFC 7306 Immediate Data. Right after a Write it is that Write's
+ * immediate (the verbs' RDMA Write with Immediate); otherwise a Send with
+ * Immediate of no payload.
+ */
+static u32 end_imm(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	const struct siw2_rdmap_op_info *op = siw2_rdmap_op(rx->hdr.opcode);
+	u8 flags = SIW2_CQE_WITH_IMM | (op->se ? SIW2_CQE_SOLICITED : 0);
+	u32 imm = (__force u32)cpu_to_be32((u32)rx->hdr.imm);
+
+	if (!ev->msg_done)
+		return 0;
+	if (rx->after_write)
+		rqe_complete(s, IB_WC_SUCCESS, SIW2_WC_RECV_WRITE_IMM, flags,
+			     rx->write_len, imm);
+	else
+		rqe_complete(s, IB_WC_SUCCESS, SIW2_WC_RECV_IMM, flags, 0,
+			     imm);
+	return 0;
+}
+
+static u32 end_read_resp(struct siw2_stream *s)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	struct siw2_orq_entry *o;
+	struct siw2_wqe_rec *rec;
+	enum siw2_mr_fault fault = SIW2_MR_OK;
+	unsigned long flags;
+	bool done = false;
+	u32 inval = 0, len = 0;
+	bool do_inval = false;
+
+	if (rx->mr)
+		siw2_mr_put(rx->mr);
+	rx->mr = NULL;
+	if (rx->rtr_resp)
+		return 0;
+
+	spin_lock_irqsave(&s->lock, flags);
+	o = &s->orq[s->orq_head & (SIW2_MAX_ORD - 1)];
+	o->got += rx->seg_len;
+	if (rx->hdr.last) {
+		if (o->got != o->len) {
+			spin_unlock_irqrestore(&s->lock, flags);
+			return SIW2_TERM_DDP_T_BASE_BOUNDS;
+		}
+		s->orq_head++;
+		siw2_rdmap_ord_complete(&s->ord);
+		rec = &s->recs[o->slot];
+		len = o->len;
+		do_inval = o->do_inval;
+		inval = o->inval;
+		done = true;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (!done)
+		return 0;
+	if (do_inval)
+		fault = siw2_mr_invalidate(s->sdev, inval, pd_of(s), false);
+	spin_lock_irqsave(&s->lock, flags);
+	rec->status = fault ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+	rec->byte_len = len;
+	rec->done = true;
+	spin_unlock_irqrestore(&s->lock, flags);
+	siw2_tx_retire(s);
+	/* An SQE may have waited for ORD space or its fence. */
+	siw2_tx_kick_async(s);
+	return 0;
+}
+
+static u32 end_read_req(struct siw2_stream *s)
+{
+	const struct siw2_rdmap_hdr *h = &s->rx.hdr;
+	struct siw2_stag_view view;
+	struct siw2_irq_entry *e;
+	struct siw2_mr *mr = NULL;
+	unsigned long flags;
+	bool counted = true;
+	u32 cause = 0;
+
+	/* RFC 6581 9.2: a zero-length Read as the RTR uses no IRD credit. */
+	if (s->conn.p2p && !s->initiator && !s->rx.msg_seen &&
+	    !h->rreq.size)
+		counted = false;
+	if (h->rreq.size) {
+		mr = siw2_mr_lookup_view(s->sdev, h->rreq.src_stag, pd_of(s),
+					 IB_ACCESS_REMOTE_READ, &view);
+		cause = siw2_rdmap_check_stag(&view, h->rreq.src_to,
+					      h->rreq.size);
+		if (cause) {
+			if (mr)
+				siw2_mr_put(mr);
+			return cause;
+		}
+	}
+	spin_lock_irqsave(&s->lock, flags);
+	/* RFC 5040 5.2 and 6581 9.1: no more Reads than our IRD. */
+	if (counted)
+		cause = siw2_rdmap_ird_begin(&s->ird);
+	if (!cause && s->irq_tail - s->irq_head >= SIW2_MAX_IRD)
+		cause = SIW2_TERM_DDP_U_MSN_NOBUF;
+	if (!cause) {
+		e = &s->irq[s->irq_tail++ & (SIW2_MAX_IRD - 1)];
+		memset(e, 0, sizeof(*e));
+		e->mr = mr;
+		e->sink_stag = h->rreq.sink_stag;
+		e->sink_to = h->rreq.sink_to;
+		e->len = h->rreq.size;
+		e->src_to = h->rreq.src_to;
+		e->counted = counted;
+		mr = NULL;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (mr)
+		siw2_mr_put(mr);
+	if (!cause)
+		siw2_tx_kick_async(s);
+	return cause;
+}
+
+/*
+ * RFC 7306 Atomic Request: executed on arrival, under the device's atomic
+ * lock, and answered in order with the Read Responses (IRD counts both).
+ */
+static u32 end_atomic_req(struct siw2_stream *s)
+{
+	const struct siw2_atomic *a = &s->rx.hdr.atomic;
+	struct siw2_stag_view view;
+	struct siw2_irq_entry *e;
+	unsigned long flags;
+	struct siw2_mr *mr;
+	u64 old = 0, new;
+	u32 cause;
+	int ret;
+
+	mr = siw2_mr_lookup_view(s->sdev, a->stag, pd_of(s),
+				 IB_ACCESS_REMOTE_ATOMIC, &view);
+	cause = siw2_rdmap_atomic_check(a, &view);
+	if (cause)
+		goto out;
+	spin_lock_irqsave(&s->lock, flags);
+	cause = siw2_rdmap_ird_begin(&s->ird);
+	if (!cause && s->irq_tail - s->irq_head >= SIW2_MAX_IRD)
+		cause = SIW2_TERM_DDP_U_MSN_NOBUF;
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (cause)
+		goto out;
+
+	spin_lock_irqsave(&s->sdev->atomic_lock, flags);
+	ret = siw2_mr_copy_from(mr, a->to, &old, sizeof(old));
+	if (!ret) {
+		new = siw2_rdmap_atomic_apply(a, old);
+		if (new != old)
+			ret = siw2_mr_copy_to(mr, a->to, &new, sizeof(new));
+	}
+	spin_unlock_irqrestore(&s->sdev->atomic_lock, flags);
+
+	spin_lock_irqsave(&s->lock, flags);
+	if (ret) {
+		siw2_rdmap_ird_end(&s->ird);
+		cause = SIW2_TERM_RDMAP_CATASTROPHIC;
+	} else {
+		e = &s->irq[s->irq_tail++ & (SIW2_MAX_IRD - 1)];
+		memset(e, 0, sizeof(*e));
+		e->atomic = true;
+		e->counted = true;
+		e->req_id = a->req_id;
+		e->orig = old;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (!cause)
+		siw2_tx_kick_async(s);
+out:
+	if (mr)
+		siw2_mr_put(mr);
+	return cause;
+}
+
+/* RFC 7306 Atomic Response: the Original Value for our oldest request. */
+static u32 end_atomic_resp(struct siw2_stream *s)
+{
+	const struct siw2_rdmap_hdr *h = &s->rx.hdr;
+	struct siw2_orq_entry *o;
+	enum siw2_mr_fault fault;
+	struct siw2_wqe_rec *rec;
+	unsigned long flags;
+	struct siw2_mr *mr;
+	u32 cause = 0;
+	int ret = -EFAULT;
+	u64 orig = h->aresp.orig;
+
+	spin_lock_irqsave(&s->lock, flags);
+	o = &s->orq[s->orq_head & (SIW2_MAX_ORD - 1)];
+	if (s->orq_head == s->orq_tail || !o->atomic ||
+	    h->aresp.req_id != (s->orq_head & U32_MAX))
+		cause = SIW2_TERM_RDMAP_OP_UNSPEC;
+	else
+		s->orq_head++;
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (cause)
+		return cause;
+
+	mr = siw2_mr_lookup(s->sdev, o->sink_stag, pd_of(s),
+			    IB_ACCESS_LOCAL_WRITE, o->sink_to, sizeof(orig),
+			    &fault);
+	if (mr) {
+		ret = siw2_mr_copy_to(mr, o->sink_to, &orig, sizeof(orig));
+		siw2_mr_put(mr);
+	}
+	spin_lock_irqsave(&s->lock, flags);
+	siw2_rdmap_ord_complete(&s->ord);
+	rec = &s->recs[o->slot];
+	rec->status = ret ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+	rec->byte_len = sizeof(orig);
+	rec->done = true;
+	spin_unlock_irqrestore(&s->lock, flags);
+	siw2_tx_retire(s);
+	siw2_tx_kick_async(s);
+	return 0;
+}
+
+static void got_terminate(struct siw2_stream *s)
+{
+	s->rx.dead = true;
+	siw2_count(SIW2_CNT_TERM_RCVD);
+	/* RFC 5040 7.2: the stream is over; close it without answering. */
+	siw2_qp_set_error(s->qp);
+	siw2_stream_close(s, -ECONNRESET, false);
+}
+
+static void seg_end(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	bool was_write = false;
+	u32 cause = 0;
+
+	switch (rx->cls) {
+	case SIW2_CLASS_WRITE:
+		if (rx->mr)
+			siw2_mr_put(rx->mr);
+		rx->mr = NULL;
+		rx->write_len = ev->msg_done && !rx->after_write ?
+				rx->seg_len : rx->write_len + rx->seg_len;
+		was_write = true;
+		break;
+	case SIW2_CLASS_READ_RESP:
+		cause = end_read_resp(s);
+		break;
+	case SIW2_CLASS_SEND:
+		cause = end_send(s, ev);
+		break;
+	case SIW2_CLASS_IMM:
+		cause = end_imm(s, ev);
+		break;
+	case SIW2_CLASS_READ_REQ:
+		if (ev->msg_done)
+			cause = end_read_req(s);
+		break;
+	case SIW2_CLASS_ATOMIC_REQ:
+		if (ev->msg_done)
+			cause = end_atomic_req(s);
+		break;
+	case SIW2_CLASS_ATOMIC_RESP:
+		if (ev->msg_done)
+			cause = end_atomic_resp(s);
+		break;
+	default:
+		break;
+	}
+	if (cause) {
+		rx_terminate(s, cause);
+		return;
+	}
+	if (ev->msg_done || (rx->cls == SIW2_CLASS_WRITE && rx->hdr.last)) {
+		rx->after_write = was_write;
+		if (!was_write)
+			rx->write_len = 0;
+		rx->msg_seen = true;
+	}
+}
+
+static void ddp_event(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
+{
+	u32 cause;
+
+	switch (ev->type) {
+	case SIW2_DDP_EV_HEADER:
+		cause = seg_begin(s);
+		if (cause)
+			rx_terminate(s, cause);
+		break;
+	case SIW2_DDP_EV_PAYLOAD:
+		place(s, ev);
+		break;
+	case SIW2_DDP_EV_SEG_END:
+		seg_end(s, ev);
+		break;
+	case SIW2_DDP_EV_TERMINATE:
+		got_terminate(s);
+		break;
+	case SIW2_DDP_EV_ERROR:
+		rx_terminate(s, ev->cause);
+		break;
+	default:
+		break;
+	}
+}
+
+static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	struct siw2_mpa_rx_ev mev;
+	struct siw2_ddp_rx_ev dev;
+	struct siw2_term_info t;
+	u32 cause;
+	size_t n;
+
+	while (len && !rx->dead) {
+		n = siw2_mpa_rx(&rx->mpa, buf, len, &mev);
+		buf += n;
+		len -= n;
+		switch (mev.type) {
+		case SIW2_MPA_RX_DATA:
+			siw2_ddp_rx_span(&rx->ddp, mev.data, mev.len,
+					 mev.offset, mev.ulpdu_len);
+			while (!rx->dead &&
+			       siw2_ddp_rx_next(&rx->ddp, &dev) !=
+			       SIW2_DDP_EV_NONE)
+				ddp_event(s, &dev);
+			break;
+		case SIW2_MPA_RX_END:
+			if (!rx->first_seen) {
+				rx->first_seen = true;
+				/* RFC 5044 7.1.2 rule 4: now we may send. */
+				if (!test_and_set_bit(SIW2_S_TX_ALLOWED,
+						      &s->flags))
+					siw2_tx_kick_async(s);
+			}
+			siw2_ddp_rx_end(&rx->ddp, &dev);
+			ddp_event(s, &dev);
+			break;
+		case SIW2_MPA_RX_ERROR:
+			/* RFC 5044 8: the MPA layer reports, then closes. */
+			rx->dead = true;
+			cause = SIW2_TERM(SIW2_MPA_TERM_LAYER,
+					  SIW2_MPA_TERM_ETYPE,
+					  siw2_mpa_err_ecode(mev.err));
+			siw2_rdmap_term_prepare(&t, cause, NULL, 0, 0);
+			siw2_stream_terminate(s, &t);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static int rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+		    unsigned int off, size_t len)
+{
+	struct siw2_stream *s = desc->arg.data;
+	struct skb_seq_state st;
+	unsigned int got = 0, n;
+	const u8 *data;
+
+	if (s->rx.dead)
+		return len;
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while ((n = skb_seq_read(got, &data, &st)) != 0) {
+		rx_bytes(s, data, n);
+		got += n;
+		if (s->rx.dead) {
+			skb_abort_seq_read(&st);
+			break;
+		}
+	}
+	/* Everything is consumed: after an error it is dropped. */
+	return len;
+}
+
+/**
+ * siw2_rx_data_ready() - process what the socket has queued
+ * @s: the stream
+ *
+ * Called with the socket locked (from data_ready, or under lock_sock).
+ */
+void siw2_rx_data_ready(struct siw2_stream *s)
+{
+	read_descriptor_t desc = {
+		.arg.data = s,
+		.count = 1,
+	};
+
+	tcp_read_sock(s->sock->sk, &desc, rx_actor);
+}
+
+/* The close work, once no receive callback can run. */
+void siw2_rx_release(struct siw2_stream *s)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+
+	s->rx.dead = true;
+	if (rx->have_rqe)
+		rqe_complete(s, IB_WC_WR_FLUSH_ERR, SIW2_WC_RECV, 0, 0, 0);
+	put_mrs(rx);
+}

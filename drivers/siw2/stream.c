@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The QP's side of llp.h: taking a connected socket over from the CM,
+ * routing its callbacks to the engines, and ending the stream.
+ *
+ * Ending. Whatever ends the stream (the ULP's modify to SQD or ERR,
+ * destroy_qp, the peer's FIN or reset, a Terminate sent or received, a
+ * socket error) calls siw2_stream_close(), which queues the close work
+ * once. The close work stops the send engine, sends what a graceful end
+ * owes the peer (the rest of a half-sent batch, then a queued Terminate,
+ * which RFC 5040 7.1 makes the last message on the stream), gives the
+ * socket its callbacks back, moves the QP to ERR (flushing its queues),
+ * and reports the end to the CM. A Terminate is never followed by a reset
+ * that could discard it before the peer read it.
+ */
+#include <linux/net.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+#include <net/tcp_states.h>
+
+#include "engine.h"
+#include "llp.h"
+
+struct workqueue_struct *siw2_tx_wq;
+
+/* How long a graceful end may wait for socket space. */
+#define CLOSE_SEND_TIMEOUT (2 * HZ)
+
+static void stream_notify(struct siw2_sock_cb *cb, unsigned int events)
+{
+	struct siw2_stream *s = container_of(cb, struct siw2_stream, cb);
+	struct sock *sk = s->sock->sk;
+	int state;
+
+	if (events & SIW2_SOCK_READ)
+		siw2_rx_data_ready(s);
+	if (events & SIW2_SOCK_WRITE) {
+		set_bit(SIW2_S_TX_PENDING, &s->flags);
+		queue_work(siw2_tx_wq, &s->tx_work);
+	}
+	if (events & SIW2_SOCK_STATE) {
+		state = READ_ONCE(sk->sk_state);
+		if (state == TCP_ESTABLISHED)
+			return;
+		/* The peer's FIN is an orderly end; anything else is not. */
+		siw2_stream_close(s, state == TCP_CLOSE_WAIT ? 0 : -ECONNRESET,
+				  false);
+	}
+}
+
+static void close_work(struct work_struct *work);
+
+static u32 depth(u16 v, u32 max)
+{
+	if (v == SIW2_MPA_IRD_ORD_NONE)
+		return max;
+	return min_t(u32, v, max);
+}
+
+int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
+		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
+		       bool initiator, const void *rx_prefix,
+		       size_t rx_prefix_len)
+{
+	struct sock *sk = sock->sk;
+	struct siw2_stream *s;
+	unsigned long flags;
+	unsigned int qn;
+
+	if (rx_prefix_len || qp->stream)
+		return -EINVAL;
+	s = kvzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	s->recs = kvcalloc(qp->sq.size, sizeof(*s->recs), GFP_KERNEL);
+	s->tx.stage = alloc_page(GFP_KERNEL);
+	if (!s->recs || !s->tx.stage) {
+		if (s->tx.stage)
+			__free_page(s->tx.stage);
+		kvfree(s->recs);
+		kvfree(s);
+		return -ENOMEM;
+	}
+	s->rec_mask = qp->sq.size - 1;
+	s->qp = qp;
+	s->sdev = qp->sdev;
+	s->sock = sock;
+	s->cep = cep;
+	s->conn = *conn;
+	s->conn.pdata = NULL;
+	s->conn.pdata_len = 0;
+	s->initiator = initiator;
+	spin_lock_init(&s->lock);
+	mutex_init(&s->tx_mutex);
+	INIT_WORK(&s->tx_work, siw2_tx_work);
+	INIT_WORK(&s->close_work, close_work);
+	s->cb.notify = stream_notify;
+
+	/*
+	 * A Read with ORD 0 could never be issued: at least one, and the
+	 * peer's IRD check says whether it was allowed (RFC 6581 9.1).
+	 */
+	s->ord.max = max_t(u32, depth(conn->ord, SIW2_MAX_ORD), 1);
+	s->ird.max = depth(conn->ird, SIW2_MAX_IRD);
+	for (qn = 0; qn < SIW2_QN_COUNT; qn++)
+		s->tx.msn[qn] = 1;	/* RFC 5041 4.3 */
+	siw2_mpa_rx_init(&s->rx.mpa, conn->rx_markers, conn->crc);
+	siw2_mpa_tx_init(&s->tx.mpa, conn->tx_markers, conn->crc);
+	siw2_ddp_rx_init(&s->rx.ddp, true);
+	/* RFC 5044 7.1.2 rule 4: the responder waits for the first FPDU. */
+	if (initiator)
+		set_bit(SIW2_S_TX_ALLOWED, &s->flags);
+	s->tx.rtr_done = !(initiator && conn->p2p && conn->rtr);
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	s->retire = qp->sq_fetch;
+	s->fetched = qp->sq_fetch;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+
+	siw2_qp_get(qp);
+	/* Pairs with the READ_ONCE in siw2_qp_kick_tx(). */
+	smp_store_release(&qp->stream, s);
+
+	tcp_sock_set_nodelay(sk);
+	siw2_sock_watch(sock, &s->cb);
+	/* FPDUs may have arrived with the MPA frame, and the peer may be gone. */
+	lock_sock(sk);
+	siw2_rx_data_ready(s);
+	release_sock(sk);
+	stream_notify(&s->cb, SIW2_SOCK_STATE);
+	return 0;
+}
+
+/**
+ * siw2_stream_close() - end the stream
+ * @s: the stream
+ * @reason: what siw2_cm_llp_closed() reports (0, or a negative errno)
+ * @abortive: reset TCP instead of sending what is owed and a FIN; a
+ *	later abortive call overrides an earlier graceful one, unless a
+ *	Terminate is waiting to go out
+ *
+ * Any context. The first call queues the close work.
+ */
+void siw2_stream_close(struct siw2_stream *s, int reason, bool abortive)
+{
+	unsigned long flags;
+	bool first;
+
+	spin_lock_irqsave(&s->lock, flags);
+	first = !test_and_set_bit(SIW2_S_CLOSING, &s->flags);
+	if (first) {
+		s->close_reason = reason;
+		s->abortive = abortive;
+	} else if (abortive && !test_bit(SIW2_S_TERM, &s->flags)) {
+		s->abortive = true;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (first)
+		queue_work(siw2_tx_wq, &s->close_work);
+}
+
+/**
+ * siw2_stream_terminate() - end the stream with a Terminate message
+ * @s: the stream
+ * @t: the Terminate to send (RFC 5040 7); only the first one is sent
+ *
+ * Any context. The QP moves to ERR at once, so that nothing more is
+ * placed or sent; the close work then sends the Terminate.
+ */
+void siw2_stream_terminate(struct siw2_stream *s, const struct siw2_term_info *t)
+{
+	unsigned long flags;
+	bool first = false;
+
+	spin_lock_irqsave(&s->lock, flags);
+	if (!test_bit(SIW2_S_CLOSING, &s->flags) &&
+	    !test_and_set_bit(SIW2_S_TERM, &s->flags)) {
+		s->term = *t;
+		first = true;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	siw2_qp_set_error(s->qp);
+	siw2_stream_close(s, -EPROTO, false);
+	if (first)
+		siw2_count(SIW2_CNT_TERM_SENT);
+}
+
+static void close_work(struct work_struct *work)
+{
+	struct siw2_stream *s = container_of(work, struct siw2_stream,
+					     close_work);
+	struct siw2_qp *qp = s->qp;
+	struct sock *sk = s->sock->sk;
+	bool abortive;
+
+	/* The send engine finishes its round and never starts another. */
+	mutex_lock(&s->tx_mutex);
+	set_bit(SIW2_S_CLOSED, &s->flags);
+	abortive = READ_ONCE(s->abortive);
+	if (!abortive) {
+		WRITE_ONCE(sk->sk_sndtimeo, CLOSE_SEND_TIMEOUT);
+		siw2_tx_close(s);
+	}
+	mutex_unlock(&s->tx_mutex);
+	cancel_work_sync(&s->tx_work);
+
+	/* After this no receive callback runs or will run. */
+	siw2_sock_unwatch(s->sock, &s->cb);
+	if (READ_ONCE(s->abortive))
+		sock_no_linger(sk);
+	else
+		kernel_sock_shutdown(s->sock, SHUT_WR);
+
+	siw2_qp_set_error(qp);
+	siw2_rx_release(s);
+	siw2_tx_release(s);
+	set_bit(SIW2_S_CLOSED, &s->flags);
+	siw2_cm_llp_closed(s->cep, s->close_reason);
+	/* Last: destroy_qp may free the stream once this is dropped. */
+	siw2_qp_put(qp);
+}
+
+void siw2_qp_llp_shutdown(struct siw2_qp *qp, bool abortive)
+{
+	/* Pairs with the release in siw2_qp_llp_attach(). */
+	struct siw2_stream *s = smp_load_acquire(&qp->stream);
+
+	if (s)
+		siw2_stream_close(s, abortive ? -ECONNABORTED : 0, abortive);
+}
+
+/* destroy_qp, after every holder of the QP is gone. */
+void siw2_stream_free(struct siw2_stream *s)
+{
+	if (!s)
+		return;
+	cancel_work_sync(&s->tx_work);
+	__free_page(s->tx.stage);
+	kvfree(s->recs);
+	kvfree(s);
+}
+
+int siw2_stream_init(void)
+{
+	/*
+	 * Reclaim safe: NFS and block storage over RDMA may depend on it to
+	 * write pages out.
+	 */
+	siw2_tx_wq = alloc_workqueue("siw2_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
+				     0);
+	return siw2_tx_wq ? 0 : -ENOMEM;
+}
+
+void siw2_stream_uninit(void)
+{
+	destroy_workqueue(siw2_tx_wq);
+}

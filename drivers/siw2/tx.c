@@ -1,0 +1,846 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The send engine: turns SQEs, inbound Read Requests and the RTR into
+ * FPDUs on the stream's socket.
+ *
+ * Who runs it. Posting work sets SIW2_S_TX_PENDING and, in a context that
+ * may sleep (a user's doorbell system call, a kernel consumer's post from
+ * process context), runs the engine right there: no thread is woken for a
+ * work request. Softirq contexts (the receive path answering a Read, the
+ * socket's write_space) queue the stream's work item instead. Whoever
+ * holds tx_mutex is the engine; a kick that finds it taken leaves the
+ * pending bit, which the holder checks before it lets go.
+ *
+ * What goes out, in order of priority at each message boundary: the RTR
+ * of a peer-to-peer initiator before anything else (RFC 6581 9.2), then
+ * Read Responses in the order their Requests arrived (RFC 5040 5.2), then
+ * the SQ in order. A Terminate is sent by the close work once the engine
+ * has stopped, as the stream's last message (RFC 5040 7.1).
+ *
+ * Batches. FPDUs are described by bio_vecs: fixed octets (MPA length,
+ * DDP/RDMAP headers, Markers, pad, CRC) are copied to a staging page,
+ * payload is referenced in the registered pages, and TCP copies both when
+ * it accepts them. A work request is therefore complete once the batch
+ * carrying its last octet was accepted, even if TCP has not sent it yet.
+ * A batch that TCP accepted only in part is resumed on write_space.
+ * FPDUs are sized by the path's current MSS (RFC 5044 4.5, 8.1).
+ */
+#include <linux/highmem.h>
+#include <linux/net.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "engine.h"
+
+#define TX_BATCH_BYTES (64 * 1024)
+/* Messages started per round before the engine yields to its work item. */
+#define TX_BUDGET 64
+
+static bool closing(struct siw2_stream *s)
+{
+	return test_bit(SIW2_S_CLOSING, &s->flags) ||
+	       test_bit(SIW2_S_CLOSED, &s->flags);
+}
+
+static u32 cur_mulpdu(struct siw2_stream *s)
+{
+	u32 mss = READ_ONCE(tcp_sk(s->sock->sk)->mss_cache);
+
+	return siw2_mpa_mulpdu(mss, s->conn.tx_markers);
+}
+
+/* ---- batches ---- */
+
+static void batch_reset(struct siw2_stream_tx *tx)
+{
+	tx->nbv = 0;
+	tx->stage_used = 0;
+	tx->batch_len = 0;
+	tx->iter_live = false;
+}
+
+static void add_page(struct siw2_stream_tx *tx, struct page *page, u32 off,
+		     u32 len)
+{
+	struct bio_vec *last = tx->nbv ? &tx->bv[tx->nbv - 1] : NULL;
+
+	if (last && last->bv_page == page &&
+	    last->bv_offset + last->bv_len == off) {
+		last->bv_len += len;
+	} else {
+		last = &tx->bv[tx->nbv++];
+		last->bv_page = page;
+		last->bv_offset = off;
+		last->bv_len = len;
+	}
+	tx->batch_len += len;
+}
+
+/* Copies fixed octets to the staging page; returns where they went. */
+static const u8 *add_stage(struct siw2_stream_tx *tx, const void *bytes,
+			   u32 len)
+{
+	u8 *at = (u8 *)page_address(tx->stage) + tx->stage_used;
+
+	memcpy(at, bytes, len);
+	add_page(tx, tx->stage, tx->stage_used, len);
+	tx->stage_used += len;
+	return at;
+}
+
+/*
+ * Room for one more FPDU of up to @ulen octets: a bio_vec per page and
+ * scatter entry, two per Marker, and the fixed octets in the staging page.
+ */
+static bool fpdu_fits(struct siw2_stream *s, u32 ulen)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	u32 marks = s->conn.tx_markers ? ulen / 508 + 2 : 0;
+	u32 nbv = ulen / PAGE_SIZE + 2 * SIW2_MAX_SGE + 4 + 2 * marks;
+	u32 stage = 2 + SIW2_HDR_MAX + 3 + SIW2_MPA_CRC_LEN + 4 * marks +
+		    SIW2_MAX_INLINE;
+
+	if (!tx->nbv)
+		return true;
+	return tx->batch_len < TX_BATCH_BYTES &&
+	       tx->nbv + nbv <= SIW2_TX_BVECS &&
+	       tx->stage_used + stage <= PAGE_SIZE;
+}
+
+/* Payload octets [@off, @off + @len) of the message, CRC folded in. */
+static int add_payload(struct siw2_stream *s, u32 off, u32 len)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	struct siw2_tx_src *src = &tx->src;
+	unsigned int poff, plen, n;
+	struct page *page;
+	const u8 *at;
+	u32 i = 0;
+	void *p;
+	int ret;
+
+	if (src->inline_data) {
+		at = add_stage(tx, src->inline_data + off, len);
+		siw2_mpa_tx_crc(&tx->mpa, at, len);
+		return 0;
+	}
+	while (i < src->nr && off >= src->sge[i].len) {
+		off -= src->sge[i].len;
+		i++;
+	}
+	while (len) {
+		if (i >= src->nr)
+			return -EFAULT;
+		ret = siw2_mr_page(src->sge[i].mr, src->sge[i].addr + off,
+				   &page, &poff, &plen);
+		if (ret)
+			return ret;
+		n = min3(len, plen, src->sge[i].len - off);
+		if (s->conn.crc) {
+			p = kmap_local_page(page);
+			siw2_mpa_tx_crc(&tx->mpa, p + poff, n);
+			kunmap_local(p);
+		}
+		add_page(tx, page, poff, n);
+		off += n;
+		len -= n;
+		if (off == src->sge[i].len) {
+			i++;
+			off = 0;
+		}
+	}
+	return 0;
+}
+
+/* One FPDU: @hdr_len header octets at @hdr, then payload [@off, +@len). */
+static int add_fpdu(struct siw2_stream *s, const u8 *hdr, u32 hdr_len,
+		    u32 off, u32 len)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	struct siw2_mpa_tx_piece pc;
+	u32 o, l, n;
+	int ret;
+
+	if (!siw2_mpa_tx_begin(&tx->mpa, hdr_len + len))
+		return -EINVAL;
+	while ((ret = siw2_mpa_tx_next(&tx->mpa, &pc)) == 1) {
+		if (pc.bytes) {
+			add_stage(tx, pc.bytes, pc.len);
+			continue;
+		}
+		o = pc.ulpdu_off;
+		l = pc.len;
+		if (o < hdr_len) {
+			n = min(l, hdr_len - o);
+			add_stage(tx, hdr + o, n);
+			siw2_mpa_tx_crc(&tx->mpa, hdr + o, n);
+			o += n;
+			l -= n;
+		}
+		if (l) {
+			ret = add_payload(s, off + (o - hdr_len), l);
+			if (ret)
+				return ret;
+		}
+	}
+	return ret;
+}
+
+/* Adds FPDUs of the current message until it is done or the batch full. */
+static int build(struct siw2_stream *s)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	struct siw2_ddp_tx_seg seg;
+	u32 mulpdu = cur_mulpdu(s);
+	int ret;
+
+	while (tx->busy && fpdu_fits(s, mulpdu)) {
+		ret = siw2_ddp_tx_next(&tx->ddp, mulpdu, &seg);
+		if (ret <= 0)
+			return ret ? ret : -EINVAL;
+		ret = add_fpdu(s, seg.hdr, seg.hdr_len, seg.off, seg.len);
+		if (ret)
+			return ret;
+		if (seg.last)
+			tx->busy = false;
+	}
+	iov_iter_bvec(&tx->iter, ITER_SOURCE, tx->bv, tx->nbv, tx->batch_len);
+	tx->iter_live = true;
+	return 0;
+}
+
+/*
+ * Hands the batch to TCP. Return: 0 once all of it was accepted, -EAGAIN
+ * if the socket is full (write_space kicks the engine again), or an error.
+ */
+static int flush(struct siw2_stream *s, bool block)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	struct msghdr msg = {};
+	int ret;
+
+	while (iov_iter_count(&tx->iter)) {
+		msg.msg_flags = MSG_NOSIGNAL;
+		if (!block)
+			msg.msg_flags |= MSG_DONTWAIT;
+		if (tx->busy)
+			msg.msg_flags |= MSG_MORE;
+		msg.msg_iter = tx->iter;
+		ret = sock_sendmsg(s->sock, &msg);
+		if (ret <= 0)
+			return ret ? ret : -EPIPE;
+		tx->iter = msg.msg_iter;
+	}
+	batch_reset(tx);
+	return 0;
+}
+
+/* ---- sources and records ---- */
+
+static void src_put(struct siw2_tx_src *src)
+{
+	u32 i;
+
+	for (i = 0; i < src->nr; i++)
+		if (src->sge[i].mr)
+			siw2_mr_put(src->sge[i].mr);
+	memset(src, 0, sizeof(*src));
+}
+
+/* Holds the regions the SQE's data comes from; *@len gets its length. */
+static int src_from_sqe(struct siw2_stream *s, u32 *len)
+{
+	const struct siw2_sqe *sqe = &s->tx.sqe;
+	struct siw2_tx_src *src = &s->tx.src;
+	enum siw2_mr_fault fault;
+	struct siw2_mr *mr;
+	u64 total = 0;
+	u32 i;
+
+	memset(src, 0, sizeof(*src));
+	if (sqe->flags & SIW2_WQE_INLINE) {
+		src->inline_data = sqe->inline_data;
+		*len = sqe->inline_len;
+		return 0;
+	}
+	for (i = 0; i < sqe->num_sge; i++) {
+		if (!sqe->sge[i].length)
+			continue;
+		mr = siw2_mr_lookup(s->sdev, sqe->sge[i].lkey,
+				    s->qp->base.pd, 0, sqe->sge[i].addr,
+				    sqe->sge[i].length, &fault);
+		if (!mr) {
+			src_put(src);
+			return -EACCES;
+		}
+		src->sge[src->nr].mr = mr;
+		src->sge[src->nr].addr = sqe->sge[i].addr;
+		src->sge[src->nr].len = sqe->sge[i].length;
+		src->nr++;
+		total += sqe->sge[i].length;
+	}
+	if (total > U32_MAX) {
+		src_put(src);
+		return -EMSGSIZE;
+	}
+	*len = total;
+	return 0;
+}
+
+/**
+ * siw2_tx_retire() - post the completions of finished SQEs, in order
+ * @s: the stream
+ *
+ * Any context.
+ */
+void siw2_tx_retire(struct siw2_stream *s)
+{
+	struct siw2_wqe_rec *rec;
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->lock, flags);
+	while (s->retire != s->fetched) {
+		rec = &s->recs[s->retire & s->rec_mask];
+		if (!rec->done)
+			break;
+		/* -ENOENT: a flush completed the rest already. */
+		if (siw2_qp_sq_complete(s->qp, rec->wr_id, rec->opcode,
+					rec->flags, rec->status,
+					rec->byte_len) == -ENOENT) {
+			s->retire = s->fetched;
+			break;
+		}
+		s->retire++;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
+static void sqe_done(struct siw2_stream *s, u32 slot,
+		     enum ib_wc_status status, u32 byte_len)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->lock, flags);
+	s->recs[slot].status = status;
+	s->recs[slot].byte_len = byte_len;
+	s->recs[slot].done = true;
+	spin_unlock_irqrestore(&s->lock, flags);
+	siw2_tx_retire(s);
+}
+
+/*
+ * The SQE cannot be executed: it completes with @status and, as a local
+ * error ends the stream, the QP goes to ERR and the peer is told.
+ */
+static void sqe_fail(struct siw2_stream *s, enum ib_wc_status status)
+{
+	struct siw2_term_info t;
+
+	sqe_done(s, s->tx.slot, status, 0);
+	siw2_rdmap_term_prepare(&t, SIW2_TERM_RDMAP_CATASTROPHIC, NULL, 0, 0);
+	siw2_stream_terminate(s, &t);
+}
+
+/* ---- messages ---- */
+
+static int msg_start(struct siw2_stream *s, struct siw2_rdmap_hdr *m,
+		     u32 len, enum siw2_tx_fin fin)
+{
+	const struct siw2_rdmap_op_info *op = siw2_rdmap_op(m->opcode);
+	struct siw2_stream_tx *tx = &s->tx;
+	int ret;
+
+	if (!op)
+		return -EINVAL;
+	if (!op->tagged) {
+		m->msn = tx->msn[op->qn]++;
+		m->mo = 0;
+	}
+	ret = siw2_ddp_tx_init(&tx->ddp, m, len);
+	if (ret)
+		return ret;
+	tx->busy = true;
+	tx->fin = fin;
+	tx->msg_len = len;
+	return 0;
+}
+
+/* RFC 6581 9.2: the initiator's zero-length ready-to-receive message. */
+static bool rtr_next(struct siw2_stream *s)
+{
+	struct siw2_rdmap_hdr m = {};
+	u8 rtr = s->conn.rtr;
+
+	s->tx.rtr_done = true;
+	memset(&s->tx.src, 0, sizeof(s->tx.src));
+	if (rtr & SIW2_MPA_RTR_WRITE) {
+		m.opcode = SIW2_RDMAP_OP_WRITE;
+	} else if (rtr & SIW2_MPA_RTR_SEND) {
+		m.opcode = SIW2_RDMAP_OP_SEND;
+	} else {
+		/* Its zero-length Read Response is not for any SQE. */
+		set_bit(SIW2_S_RTR_READ, &s->flags);
+		m.opcode = SIW2_RDMAP_OP_READ_REQ;
+	}
+	return !msg_start(s, &m, 0, SIW2_FIN_RTR);
+}
+
+/*
+ * RFC 5040 5.2: Read Responses in the order the Requests came; RFC 7306
+ * Atomic Responses share that order, as their Requests share queue 1.
+ */
+static bool irq_next(struct siw2_stream *s)
+{
+	struct siw2_tx_src *src = &s->tx.src;
+	struct siw2_rdmap_hdr m = {};
+	struct siw2_irq_entry *e;
+	unsigned long flags;
+	u32 len;
+
+	spin_lock_irqsave(&s->lock, flags);
+	if (s->irq_head == s->irq_tail) {
+		spin_unlock_irqrestore(&s->lock, flags);
+		return false;
+	}
+	e = &s->irq[s->irq_head & (SIW2_MAX_IRD - 1)];
+	memset(src, 0, sizeof(*src));
+	if (e->atomic) {
+		/* RFC 7306: the Original Value, for the Request Identifier. */
+		m.opcode = SIW2_RDMAP_OP_ATOMIC_RESP;
+		m.aresp.req_id = e->req_id;
+		m.aresp.orig = e->orig;
+		spin_unlock_irqrestore(&s->lock, flags);
+		return !msg_start(s, &m, 0, SIW2_FIN_IRQ);
+	}
+	if (e->len) {
+		/* The entry's reference moves to the source. */
+		src->sge[0].mr = e->mr;
+		src->sge[0].addr = e->src_to;
+		src->sge[0].len = e->len;
+		src->nr = 1;
+		e->mr = NULL;
+	}
+	m.opcode = SIW2_RDMAP_OP_READ_RESP;
+	m.stag = e->sink_stag;
+	m.to = e->sink_to;
+	len = e->len;
+	spin_unlock_irqrestore(&s->lock, flags);
+	return !msg_start(s, &m, len, SIW2_FIN_IRQ);
+}
+
+static u8 send_opcode(const struct siw2_sqe *sqe)
+{
+	bool se = sqe->flags & SIW2_WQE_SOLICITED;
+
+	switch (sqe->opcode) {
+	case SIW2_OP_SEND_INV:
+		return se ? SIW2_RDMAP_OP_SEND_SE_INV : SIW2_RDMAP_OP_SEND_INV;
+	case SIW2_OP_SEND_IMM:
+	case SIW2_OP_WRITE_IMM:
+		return se ? SIW2_RDMAP_OP_IMM_SE : SIW2_RDMAP_OP_IMM;
+	default:
+		return se ? SIW2_RDMAP_OP_SEND_SE : SIW2_RDMAP_OP_SEND;
+	}
+}
+
+/*
+ * RFC 7306: the Immediate Data travels as 64 bits; the verbs' 32-bit
+ * immediate (network order as the consumer gave it) is the low half.
+ */
+static int imm_start(struct siw2_stream *s)
+{
+	struct siw2_rdmap_hdr m = {
+		.opcode = send_opcode(&s->tx.sqe),
+		.imm = be32_to_cpu((__force __be32)s->tx.sqe.imm_inv),
+	};
+
+	memset(&s->tx.src, 0, sizeof(s->tx.src));
+	return msg_start(s, &m, 0, SIW2_FIN_SQE);
+}
+
+/* A Read's sink must be ours to write before its STag goes on the wire. */
+static int read_sink_ok(struct siw2_stream *s)
+{
+	const struct siw2_sqe *sqe = &s->tx.sqe;
+	enum siw2_mr_fault fault;
+	struct siw2_mr *mr;
+
+	if (!sqe->num_sge || !sqe->sge[0].length)
+		return 0;
+	mr = siw2_mr_lookup(s->sdev, sqe->sge[0].lkey, s->qp->base.pd,
+			    IB_ACCESS_LOCAL_WRITE, sqe->sge[0].addr,
+			    sqe->sge[0].length, &fault);
+	if (!mr)
+		return -EACCES;
+	siw2_mr_put(mr);
+	return 0;
+}
+
+static u8 first_rdmap_opcode(u8 op)
+{
+	switch (op) {
+	case SIW2_OP_READ:
+	case SIW2_OP_READ_INV:
+		return SIW2_RDMAP_OP_READ_REQ;
+	case SIW2_OP_ATOMIC_CMP_SWP:
+	case SIW2_OP_ATOMIC_FETCH_ADD:
+		return SIW2_RDMAP_OP_ATOMIC_REQ;
+	default:
+		return SIW2_RDMAP_OP_SEND;
+	}
+}
+
+/* Local operations: no message, done in order with the others. */
+static void sqe_local(struct siw2_stream *s)
+{
+	const struct siw2_sqe *sqe = &s->tx.sqe;
+	struct ib_pd *pd = s->qp->base.pd;
+	enum siw2_mr_fault fault;
+
+	if (sqe->opcode == SIW2_OP_LOCAL_INV)
+		fault = siw2_mr_invalidate(s->sdev, sqe->imm_inv, pd, false);
+	else
+		fault = siw2_mr_fast_reg(s->sdev, sqe->rkey, pd, sqe->imm_inv);
+	if (fault)
+		sqe_fail(s, IB_WC_LOC_PROT_ERR);
+	else
+		sqe_done(s, s->tx.slot, IB_WC_SUCCESS, 0);
+}
+
+static bool sq_next(struct siw2_stream *s)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	struct siw2_sqe *sqe = &tx->sqe;
+	struct siw2_rdmap_hdr m = {};
+	struct siw2_orq_entry *o;
+	struct siw2_wqe_rec *rec;
+	unsigned long flags;
+	u32 idx, len = 0;
+	bool is_read, is_atomic;
+	u32 req_id = 0;
+	int ret;
+
+	if (!tx->sqe_wait) {
+		ret = siw2_qp_get_sqe(s->qp, sqe, &idx);
+		if (ret == -ENOENT || ret == -EIO)
+			return false;
+		tx->slot = idx & s->rec_mask;
+		spin_lock_irqsave(&s->lock, flags);
+		rec = &s->recs[tx->slot];
+		rec->wr_id = sqe->wr_id;
+		rec->opcode = sqe->opcode;
+		rec->flags = sqe->flags;
+		rec->done = false;
+		s->fetched = idx + 1;
+		spin_unlock_irqrestore(&s->lock, flags);
+		if (ret == -EINVAL) {
+			sqe_fail(s, IB_WC_LOC_QP_OP_ERR);
+			return false;
+		}
+	}
+
+	is_atomic = sqe->opcode == SIW2_OP_ATOMIC_CMP_SWP ||
+		    sqe->opcode == SIW2_OP_ATOMIC_FETCH_ADD;
+	is_read = sqe->opcode == SIW2_OP_READ ||
+		  sqe->opcode == SIW2_OP_READ_INV || is_atomic;
+	if (is_read && sqe->num_sge) {
+		m.rreq.sink_stag = sqe->sge[0].lkey;
+		m.rreq.sink_to = sqe->sge[0].addr;
+		m.rreq.size = sqe->sge[0].length;
+	}
+	if (is_read && read_sink_ok(s)) {
+		tx->sqe_wait = false;
+		sqe_fail(s, IB_WC_LOC_PROT_ERR);
+		return false;
+	}
+
+	/* RFC 5040 5.5 fence, 5.2 ORD. */
+	spin_lock_irqsave(&s->lock, flags);
+	ret = siw2_rdmap_ord_issue(&s->ord, first_rdmap_opcode(sqe->opcode),
+				   sqe->flags & SIW2_WQE_FENCE);
+	if (!ret && is_read) {
+		o = &s->orq[s->orq_tail++ & (SIW2_MAX_ORD - 1)];
+		o->slot = tx->slot;
+		o->sink_stag = m.rreq.sink_stag;
+		o->sink_to = m.rreq.sink_to;
+		o->len = m.rreq.size;
+		o->got = 0;
+		o->do_inval = sqe->opcode == SIW2_OP_READ_INV;
+		o->inval = sqe->imm_inv;
+		o->atomic = is_atomic;
+		req_id = s->orq_tail - 1;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (ret) {
+		/* A Read Response's completion kicks the engine again. */
+		tx->sqe_wait = true;
+		return false;
+	}
+	tx->sqe_wait = false;
+
+	switch (sqe->opcode) {
+	case SIW2_OP_LOCAL_INV:
+	case SIW2_OP_REG_MR:
+		sqe_local(s);
+		return true;
+	case SIW2_OP_READ:
+	case SIW2_OP_READ_INV:
+		memset(&tx->src, 0, sizeof(tx->src));
+		m.opcode = SIW2_RDMAP_OP_READ_REQ;
+		m.rreq.src_stag = sqe->rkey;
+		m.rreq.src_to = sqe->raddr;
+		break;
+	case SIW2_OP_ATOMIC_CMP_SWP:
+	case SIW2_OP_ATOMIC_FETCH_ADD:
+		memset(&tx->src, 0, sizeof(tx->src));
+		m.opcode = SIW2_RDMAP_OP_ATOMIC_REQ;
+		if (sqe->opcode == SIW2_OP_ATOMIC_CMP_SWP)
+			siw2_rdmap_atomic_cmp_swap(&m.atomic, sqe->compare_add,
+						   sqe->swap);
+		else
+			siw2_rdmap_atomic_fetch_add(&m.atomic,
+						    sqe->compare_add);
+		m.atomic.req_id = req_id;
+		m.atomic.stag = sqe->rkey;
+		m.atomic.to = sqe->raddr;
+		break;
+	case SIW2_OP_SEND_IMM:
+		ret = imm_start(s);
+		goto started;
+	default:
+		if (src_from_sqe(s, &len)) {
+			sqe_fail(s, IB_WC_LOC_PROT_ERR);
+			return false;
+		}
+		if (sqe->opcode == SIW2_OP_WRITE ||
+		    sqe->opcode == SIW2_OP_WRITE_IMM) {
+			m.opcode = SIW2_RDMAP_OP_WRITE;
+			m.stag = sqe->rkey;
+			m.to = sqe->raddr;
+			tx->imm_next = sqe->opcode == SIW2_OP_WRITE_IMM;
+		} else {
+			m.opcode = send_opcode(sqe);
+			m.inval_stag = sqe->imm_inv;
+		}
+		break;
+	}
+	ret = msg_start(s, &m, len, SIW2_FIN_SQE);
+started:
+	if (ret) {
+		src_put(&tx->src);
+		sqe_fail(s, IB_WC_LOC_LEN_ERR);
+		return false;
+	}
+	return true;
+}
+
+/* The current message was accepted by TCP in full. */
+static int finish(struct siw2_stream *s)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	enum siw2_tx_fin fin = tx->fin;
+	struct siw2_irq_entry *e;
+	unsigned long flags;
+	bool counted;
+	u8 op;
+
+	tx->fin = SIW2_FIN_NONE;
+	src_put(&tx->src);
+	switch (fin) {
+	case SIW2_FIN_SQE:
+		if (tx->imm_next) {
+			tx->imm_next = false;
+			return imm_start(s);
+		}
+		op = tx->sqe.opcode;
+		/* A Read or Atomic completes when its response arrived (rx.c). */
+		if (op != SIW2_OP_READ && op != SIW2_OP_READ_INV &&
+		    op != SIW2_OP_ATOMIC_CMP_SWP &&
+		    op != SIW2_OP_ATOMIC_FETCH_ADD)
+			sqe_done(s, tx->slot, IB_WC_SUCCESS,
+				 op == SIW2_OP_WRITE_IMM ? tx->write_len :
+				 tx->msg_len);
+		break;
+	case SIW2_FIN_IRQ:
+		spin_lock_irqsave(&s->lock, flags);
+		e = &s->irq[s->irq_head++ & (SIW2_MAX_IRD - 1)];
+		counted = e->counted;
+		if (counted)
+			siw2_rdmap_ird_end(&s->ird);
+		spin_unlock_irqrestore(&s->lock, flags);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static bool next_msg(struct siw2_stream *s)
+{
+	if (!s->tx.rtr_done)
+		return rtr_next(s);
+	if (irq_next(s))
+		return true;
+	return sq_next(s);
+}
+
+/* One round of the engine, under tx_mutex. */
+static void tx_round(struct siw2_stream *s)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	struct siw2_term_info t;
+	int budget = TX_BUDGET;
+	int ret;
+
+	for (;;) {
+		if (closing(s))
+			return;
+		if (tx->iter_live) {
+			ret = flush(s, false);
+			if (ret == -EAGAIN)
+				return;
+			if (ret) {
+				siw2_qp_set_error(s->qp);
+				siw2_stream_close(s, ret, true);
+				return;
+			}
+		}
+		if (!tx->busy && tx->fin != SIW2_FIN_NONE) {
+			if (tx->imm_next)
+				tx->write_len = tx->msg_len;
+			ret = finish(s);
+		} else if (tx->busy) {
+			ret = build(s);
+		} else {
+			if (!test_bit(SIW2_S_TX_ALLOWED, &s->flags))
+				return;
+			if (!budget--) {
+				set_bit(SIW2_S_TX_PENDING, &s->flags);
+				queue_work(siw2_tx_wq, &s->tx_work);
+				return;
+			}
+			if (!next_msg(s))
+				return;
+			ret = 0;
+		}
+		if (ret) {
+			/* A region changed under a message in progress. */
+			batch_reset(tx);
+			tx->busy = false;
+			siw2_rdmap_term_prepare(&t, SIW2_TERM_RDMAP_CATASTROPHIC,
+						NULL, 0, 0);
+			siw2_stream_terminate(s, &t);
+			return;
+		}
+	}
+}
+
+static void tx_run(struct siw2_stream *s)
+{
+	for (;;) {
+		if (!mutex_trylock(&s->tx_mutex))
+			return;
+		clear_bit(SIW2_S_TX_PENDING, &s->flags);
+		/* Work published before a kick is seen by this round. */
+		smp_mb__after_atomic();
+		tx_round(s);
+		mutex_unlock(&s->tx_mutex);
+		/* A kick that found the mutex taken left the bit for us. */
+		smp_mb();
+		if (!test_bit(SIW2_S_TX_PENDING, &s->flags))
+			return;
+	}
+}
+
+void siw2_tx_work(struct work_struct *work)
+{
+	tx_run(container_of(work, struct siw2_stream, tx_work));
+}
+
+/**
+ * siw2_tx_kick() - there may be work for the send engine
+ * @s: the stream
+ *
+ * Any context: runs the engine if the caller may sleep, else queues it.
+ */
+void siw2_tx_kick(struct siw2_stream *s)
+{
+	set_bit(SIW2_S_TX_PENDING, &s->flags);
+	/* The bit before the trylock; pairs with tx_run()'s smp_mb(). */
+	smp_mb__after_atomic();
+	if (in_task() && preemptible())
+		tx_run(s);
+	else
+		queue_work(siw2_tx_wq, &s->tx_work);
+}
+
+/* For the receive path, which runs under the socket lock. */
+void siw2_tx_kick_async(struct siw2_stream *s)
+{
+	set_bit(SIW2_S_TX_PENDING, &s->flags);
+	queue_work(siw2_tx_wq, &s->tx_work);
+}
+
+/**
+ * siw2_tx_close() - what a graceful end owes the peer
+ * @s: the stream, with tx_mutex held and the engine stopped
+ *
+ * The message in progress is sent to its end, then the Terminate if one
+ * is queued (RFC 5040 7.1: the last message). Blocking sends, bounded by
+ * the socket's send timeout.
+ */
+void siw2_tx_close(struct siw2_stream *s)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	u8 ulpdu[SIW2_HDR_MAX + SIW2_TERM_BODY_MAX];
+	u32 len;
+
+	lockdep_assert_held(&s->tx_mutex);
+	if (!test_bit(SIW2_S_TERM, &s->flags)) {
+		while (tx->iter_live || tx->busy) {
+			if (tx->iter_live && flush(s, true))
+				return;
+			if (tx->busy && build(s))
+				return;
+			if (!tx->busy && !tx->iter_live &&
+			    tx->fin != SIW2_FIN_NONE && finish(s))
+				return;
+		}
+		return;
+	}
+	/* Only complete FPDUs may precede the Terminate. */
+	if (tx->iter_live && flush(s, true))
+		return;
+	len = siw2_rdmap_term_build(ulpdu, sizeof(ulpdu), &s->term);
+	if (!len)
+		return;
+	batch_reset(tx);
+	tx->busy = false;
+	memset(&tx->src, 0, sizeof(tx->src));
+	if (add_fpdu(s, ulpdu, len, 0, 0))
+		return;
+	iov_iter_bvec(&tx->iter, ITER_SOURCE, tx->bv, tx->nbv, tx->batch_len);
+	tx->iter_live = true;
+	flush(s, true);
+}
+
+/* The close work, after the engine stopped for good. */
+void siw2_tx_release(struct siw2_stream *s)
+{
+	struct siw2_irq_entry *e;
+	unsigned long flags;
+	u32 i;
+
+	src_put(&s->tx.src);
+	batch_reset(&s->tx);
+	spin_lock_irqsave(&s->lock, flags);
+	for (i = s->irq_head; i != s->irq_tail; i++) {
+		e = &s->irq[i & (SIW2_MAX_IRD - 1)];
+		if (e->mr)
+			siw2_mr_put(e->mr);
+		e->mr = NULL;
+	}
+	s->irq_head = s->irq_tail;
+	spin_unlock_irqrestore(&s->lock, flags);
+}

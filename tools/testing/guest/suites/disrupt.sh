@@ -1,0 +1,189 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Connections that end badly: one side killed in the middle of a transfer,
+# the netdev deleted under live QPs, the module unloaded while connections
+# are open. Between network namespaces d1 (192.0.2.1) and d2 (.2) joined
+# by a veth pair, a siw2 device in each. Each case must end promptly: the
+# surviving side sees the end (its process exits), nothing hangs, the
+# guest kernel reports no problem (vm-run checks the log), and every siw2
+# object is gone afterwards (/sys/kernel/debug/siw2/objects).
+. "$(dirname "$0")/../lib.sh"
+
+tmp=$(mktemp -d)
+dbg=/sys/kernel/debug/siw2
+A=192.0.2.1
+
+in1() { ip netns exec d1 "$@"; }
+in2() { ip netns exec d2 "$@"; }
+obj() { awk -v n="$1" '$1 == n { print $2 }' "$dbg/objects"; }
+cnt() { awk -v n="$1" '$1 == n { print $2 }' "$dbg/counters"; }
+# Waits for every background job, killing those left after $1 seconds.
+reap() {
+	local left=${1:-30}
+	while [ -n "$(jobs -pr)" ] && [ "$left" -gt 0 ]; do
+		sleep 1
+		left=$((left - 1))
+	done
+	# The jobs are timeout(1), which passes TERM on to its command.
+	# shellcheck disable=SC2046
+	kill $(jobs -pr) 2>/dev/null
+	sleep 1
+	pkill -9 -f '^(rping|ib_write_bw) ' 2>/dev/null
+	wait 2>/dev/null
+}
+# All QPs, CQs, MRs, PDs, contexts, endpoints and listeners gone.
+# shellcheck disable=SC2016 # t_wait evaluates it
+drained() {
+	t_wait '[ "$(obj qp)$(obj cq)$(obj mr)$(obj pd)$(obj ucontext)$(obj cep)$(obj listener)" = 0000000 ]' "${1:-20}"
+}
+# PID of the newest process named $1 whose command line contains $2.
+pid_of() { pgrep -n -f "$1.*$2"; }
+
+setup_net() {
+	ip netns add d1
+	ip netns add d2
+	ip link add v1 netns d1 type veth peer name v2 netns d2
+	in1 ip link set lo up
+	in2 ip link set lo up
+	in1 ip addr add $A/24 dev v1
+	in2 ip addr add 192.0.2.2/24 dev v2
+	in1 ip link set v1 up
+	in2 ip link set v2 up
+	in1 rdma link add siw2_d1 type siw2 netdev v1 &&
+		in2 rdma link add siw2_d2 type siw2 netdev v2
+}
+
+cleanup() {
+	reap 0
+	ip netns del d1 2>/dev/null
+	ip netns del d2 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if ! command -v rping >/dev/null; then
+	t_skip "disruptions" "no rping"
+	t_done
+	exit
+fi
+
+t_ok "modprobe siw2" modprobe siw2
+modprobe rdma_ucm 2>/dev/null
+t_ok "two namespaces with a siw2 device each" setup_net
+
+# Starts an endless verified rping (server in d1, client in d2) on port $1
+# and waits until data flows.
+rping_pair() {
+	ip netns exec d1 timeout 120 rping -s -a $A -p "$1" -V -S 4096 -C 0 \
+		>"$tmp/s$1" 2>&1 &
+	t_wait "ss -N d1 -Hltn 'sport = :$1' | grep -q ." 20
+	ip netns exec d2 timeout 120 stdbuf -oL rping -c -a $A -p "$1" -V \
+		-S 4096 -C 0 -v >"$tmp/c$1" 2>&1 &
+	t_wait "grep -q 'ping data' '$tmp/c$1'" 30
+}
+
+# --- the client killed mid-transfer: the server ends
+if rping_pair 7601; then
+	t_pass "kill: data flows"
+	kill -9 "$(pid_of rping "-c -a $A -p 7601")"
+	if t_wait "! pgrep -f 'rping -s -a $A -p 7601'" 30; then
+		t_pass "kill client: the server notices and exits"
+	else
+		t_fail "kill client: the server notices and exits" \
+			"$(tail -n 5 "$tmp/s7601")"
+	fi
+else
+	t_fail "kill: data flows" "$(tail -n 5 "$tmp/c7601")"
+fi
+reap 5
+t_ok "kill client: every object released" drained
+
+# --- the server killed mid-transfer: the client ends
+if rping_pair 7602; then
+	kill -9 "$(pid_of rping "-s -a $A -p 7602")"
+	if t_wait "! pgrep -f 'rping -c -a $A -p 7602'" 30; then
+		t_pass "kill server: the client notices and exits"
+	else
+		t_fail "kill server: the client notices and exits" \
+			"$(tail -n 5 "$tmp/c7602")"
+	fi
+else
+	t_fail "kill server: data flows" "$(tail -n 5 "$tmp/c7602")"
+fi
+reap 5
+t_ok "kill server: every object released" drained
+
+# --- perftest killed in the middle of 1 MiB RDMA Writes
+if command -v ib_write_bw >/dev/null; then
+	ip netns exec d1 timeout 120 ib_write_bw -d siw2_d1 -R -F -s 1048576 \
+		-D 60 -p 7603 >"$tmp/s7603" 2>&1 &
+	t_wait "ss -N d1 -Hltn 'sport = :7603' | grep -q ." 20
+	ip netns exec d2 timeout 120 ib_write_bw -d siw2_d2 -R -F -s 1048576 \
+		-D 60 -p 7603 $A >"$tmp/c7603" 2>&1 &
+	# shellcheck disable=SC2016 # t_wait evaluates it
+	t_wait '[ "$(obj qp)" = 2 ]' 30
+	sleep 3
+	kill -9 "$(pid_of ib_write_bw "-p 7603 $A")"
+	if t_wait "! pgrep -f 'ib_write_bw -d siw2_d1'" 30; then
+		t_pass "ib_write_bw killed mid-transfer: the server exits"
+	else
+		t_fail "ib_write_bw killed mid-transfer: the server exits" \
+			"$(tail -n 5 "$tmp/s7603")"
+	fi
+	reap 5
+	t_ok "ib_write_bw killed: every object released" drained
+fi
+
+# --- the netdev deleted under live QPs
+if rping_pair 7604; then
+	t_ok "netdev deleted under live QPs" in1 ip link del v1
+	if t_wait "! pgrep -f 'rping .*-p 7604'" 40; then
+		t_pass "netdev deleted: both rpings exit"
+	else
+		t_fail "netdev deleted: both rpings exit" \
+			"$(tail -n 3 "$tmp/s7604")" "$(tail -n 3 "$tmp/c7604")"
+	fi
+	# shellcheck disable=SC2016 # t_wait evaluates it
+	t_ok "netdev deleted: no siw2 device left" \
+		t_wait '[ -z "$(in1 rdma link show)$(in2 rdma link show)" ]' 20
+else
+	t_fail "netdev deleted: data flows" "$(tail -n 5 "$tmp/c7604")"
+fi
+reap 5
+t_ok "netdev deleted: every object released" drained
+
+# --- the module unloaded while connections are open
+ip netns del d1
+ip netns del d2
+t_wait "! ip link show v1" 10
+t_ok "namespaces again" setup_net
+if rping_pair 7605; then
+	# Either the devices are unregistered, which ends the connections,
+	# or unloading is refused while applications hold device contexts
+	# (the uverbs core pins the module then); it must work once they
+	# are gone.
+	if modprobe -r siw2 2>"$tmp/rm"; then
+		t_pass "modprobe -r siw2 with live connections"
+		if t_wait "! pgrep -f 'rping .*-p 7605'" 40; then
+			t_pass "unload: both rpings exit"
+		else
+			t_fail "unload: both rpings exit" \
+				"$(tail -n 3 "$tmp/c7605")"
+		fi
+	else
+		t_log "unload refused while in use: $(cat "$tmp/rm")"
+		t_eq "refused unload: the connection still moves data" 0 \
+			"$(pgrep -fc 'rping -c -a .* -p 7605' | grep -c '^0$')"
+		reap 0
+		t_wait "! pgrep -f 'rping .*-p 7605'" 20
+		t_ok "modprobe -r siw2 once the applications are gone" \
+			modprobe -r siw2
+	fi
+	t_eq "unload: the module is gone" "" "$(lsmod | grep '^siw2 ')"
+else
+	t_fail "unload: data flows" "$(tail -n 5 "$tmp/c7605")"
+fi
+reap 5
+
+t_done
