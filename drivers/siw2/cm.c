@@ -538,9 +538,9 @@ static int qp_to_rts(struct siw2_qp *qp)
 }
 
 /*
- * Gives the socket to cep->qp (llp.h). On failure before the QP took it
- * the cep is unchanged; after, the cep is ATTACHED, the QP is told to shut
- * down, and siw2_cm_llp_closed() will follow.
+ * Gives the socket to cep->qp (llp.h). The QP is in RTS first: the stream
+ * may fail (and move the QP to ERR) as soon as it is attached. On failure
+ * the cep keeps the socket, unwatched, and the QP is in ERR.
  */
 static int hand_over(struct siw2_cep *cep, bool initiator)
 {
@@ -548,17 +548,18 @@ static int hand_over(struct siw2_cep *cep, bool initiator)
 
 	lockdep_assert_held(&cep->lock);
 	siw2_sock_unwatch(cep->sock, &cep->cb);
-	ret = siw2_qp_llp_attach(cep->qp, cep->sock, &cep->mpa.conn, cep,
-				 initiator, NULL, 0);
-	if (ret)
-		return ret;
-	cep->state = CEP_ATTACHED;
 	ret = qp_to_rts(cep->qp);
 	if (ret)
-		siw2_qp_llp_shutdown(cep->qp, true);
-	else
-		siw2_qp_kick_tx(cep->qp);	/* an RTR, or work posted early */
-	return ret;
+		return ret;
+	ret = siw2_qp_llp_attach(cep->qp, cep->sock, &cep->mpa.conn, cep,
+				 initiator, NULL, 0);
+	if (ret) {
+		siw2_qp_set_error(cep->qp);
+		return ret;
+	}
+	cep->state = CEP_ATTACHED;
+	siw2_qp_kick_tx(cep->qp);	/* an RTR, or work posted early */
+	return 0;
 }
 
 /* ---- active side ---- */

@@ -137,7 +137,9 @@ struct siw2_stream_rx {
 	struct siw2_ddp_rx ddp;
 	bool first_seen;	/* a complete FPDU arrived */
 	bool msg_seen;		/* a complete message arrived (RTR handling) */
-	bool dead;
+	bool dead;		/* nothing more is processed */
+	bool pending;		/* @pend_term waits for the end of the FPDU */
+	struct siw2_term_info pend_term;
 	/* The segment being received. */
 	u8 cls;
 	struct siw2_rdmap_hdr hdr;	/* its header */

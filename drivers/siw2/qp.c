@@ -66,7 +66,14 @@ static const u8 sqe_wc_opcode[SIW2_OP_MAX] = {
 	[SIW2_OP_REG_MR] = SIW2_WC_REG_MR,
 };
 
-static void qp_event(struct siw2_qp *qp, enum ib_event_type type)
+/**
+ * siw2_qp_event() - raise an asynchronous event on the QP
+ * @qp: the QP
+ * @type: the event
+ *
+ * Any context: the consumers' handlers may not sleep.
+ */
+void siw2_qp_event(struct siw2_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->base.device,
@@ -418,7 +425,7 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 static void set_state_done(struct siw2_qp *qp, unsigned int ev)
 {
 	if (ev & QP_EV_LAST_WQE)
-		qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+		siw2_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /*
@@ -444,7 +451,7 @@ static void report_broken(struct siw2_qp *qp)
 		  qp->base.qp_num);
 	siw2_qp_llp_shutdown(qp, true);
 	set_state_done(qp, ev);
-	qp_event(qp, IB_EVENT_QP_FATAL);
+	siw2_qp_event(qp, IB_EVENT_QP_FATAL);
 }
 
 /*

@@ -38,14 +38,21 @@ static void put_mrs(struct siw2_stream_rx *rx)
 	rx->sge_mr = NULL;
 }
 
+/*
+ * A segment failed a check. RFC 5044 4.4: the FPDU's CRC is verified
+ * first, so the Terminate waits for MPA's verdict on the FPDU: a good CRC
+ * sends this cause, a bad one the CRC error (rx_bytes()). DDP drops the
+ * rest of the FPDU meanwhile.
+ */
 static void rx_terminate(struct siw2_stream *s, u32 cause)
 {
-	struct siw2_term_info t;
+	struct siw2_stream_rx *rx = &s->rx;
 
-	s->rx.dead = true;
-	siw2_ddp_rx_term_prepare(&s->rx.ddp, &t, cause);
-	siw2_ddp_rx_fail(&s->rx.ddp, cause);
-	siw2_stream_terminate(s, &t);
+	if (rx->pending)
+		return;
+	siw2_ddp_rx_term_prepare(&rx->ddp, &rx->pend_term, cause);
+	siw2_ddp_rx_fail(&rx->ddp, cause);
+	rx->pending = true;
 }
 
 static void rqe_complete(struct siw2_stream *s, enum ib_wc_status status,
@@ -566,6 +573,7 @@ static void got_terminate(struct siw2_stream *s)
 	/* RFC 5040 7.2: the stream is over; close it without answering. */
 	siw2_qp_set_error(s->qp);
 	siw2_stream_close(s, -ECONNRESET, false);
+	siw2_qp_event(s->qp, IB_EVENT_QP_FATAL);
 }
 
 static void seg_end(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
@@ -621,6 +629,7 @@ static void seg_end(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 
 static void ddp_event(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 {
+	const struct siw2_ddp_seg *seg;
 	u32 cause;
 
 	switch (ev->type) {
@@ -639,7 +648,12 @@ static void ddp_event(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 		got_terminate(s);
 		break;
 	case SIW2_DDP_EV_ERROR:
-		rx_terminate(s, ev->cause);
+		/* RFC 5040 5.4: a Terminate is never answered with one. */
+		seg = siw2_ddp_rx_seg(&s->rx.ddp);
+		if (seg->op && seg->op->cls == SIW2_CLASS_TERMINATE)
+			got_terminate(s);
+		else
+			rx_terminate(s, ev->cause);
 		break;
 	default:
 		break;
@@ -663,12 +677,17 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 		case SIW2_MPA_RX_DATA:
 			siw2_ddp_rx_span(&rx->ddp, mev.data, mev.len,
 					 mev.offset, mev.ulpdu_len);
-			while (!rx->dead &&
+			while (!rx->dead && !rx->pending &&
 			       siw2_ddp_rx_next(&rx->ddp, &dev) !=
 			       SIW2_DDP_EV_NONE)
 				ddp_event(s, &dev);
 			break;
 		case SIW2_MPA_RX_END:
+			if (rx->pending) {
+				rx->dead = true;
+				siw2_stream_terminate(s, &rx->pend_term);
+				break;
+			}
 			if (!rx->first_seen) {
 				rx->first_seen = true;
 				/* RFC 5044 7.1.2 rule 4: now we may send. */
@@ -678,6 +697,10 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 			}
 			siw2_ddp_rx_end(&rx->ddp, &dev);
 			ddp_event(s, &dev);
+			if (rx->pending) {
+				rx->dead = true;
+				siw2_stream_terminate(s, &rx->pend_term);
+			}
 			break;
 		case SIW2_MPA_RX_ERROR:
 			/* RFC 5044 8: the MPA layer reports, then closes. */

@@ -160,13 +160,26 @@ void siw2_stream_close(struct siw2_stream *s, int reason, bool abortive)
 		queue_work(siw2_tx_wq, &s->close_work);
 }
 
+static bool access_error(u32 cause)
+{
+	u32 layer = SIW2_TERM_CAUSE_LAYER(cause);
+	u32 etype = SIW2_TERM_CAUSE_ETYPE(cause);
+
+	/* DDP tagged codes 0 to 3: STag, bounds, association, TO wrap. */
+	return (layer == SIW2_LAYER_RDMAP && etype == SIW2_ETYPE_RDMAP_PROT) ||
+	       (layer == SIW2_LAYER_DDP && etype == SIW2_ETYPE_DDP_TAGGED &&
+		SIW2_TERM_CAUSE_ECODE(cause) <= 3);
+}
+
 /**
  * siw2_stream_terminate() - end the stream with a Terminate message
  * @s: the stream
  * @t: the Terminate to send (RFC 5040 7); only the first one is sent
  *
  * Any context. The QP moves to ERR at once, so that nothing more is
- * placed or sent; the close work then sends the Terminate.
+ * placed or sent, and its consumer hears of it (an access error for the
+ * protection errors of RFC 5040 4.8 and RFC 5041 7.2, else a fatal
+ * error); the close work then sends the Terminate.
  */
 void siw2_stream_terminate(struct siw2_stream *s, const struct siw2_term_info *t)
 {
@@ -182,8 +195,11 @@ void siw2_stream_terminate(struct siw2_stream *s, const struct siw2_term_info *t
 	spin_unlock_irqrestore(&s->lock, flags);
 	siw2_qp_set_error(s->qp);
 	siw2_stream_close(s, -EPROTO, false);
-	if (first)
-		siw2_count(SIW2_CNT_TERM_SENT);
+	if (!first)
+		return;
+	siw2_count(SIW2_CNT_TERM_SENT);
+	siw2_qp_event(s->qp, access_error(t->cause) ? IB_EVENT_QP_ACCESS_ERR :
+						      IB_EVENT_QP_FATAL);
 }
 
 static void close_work(struct work_struct *work)

@@ -95,3 +95,38 @@ mk_dummy() {
 
 # What /sys/kernel/debug/siw2/objects shows when nothing is alive.
 siw2_objects_zero() { sed 's/ .*/ 0/' /sys/kernel/debug/siw2/objects; }
+
+# obj NAME, cnt NAME: one of siw2's debugfs object or event counters.
+obj() { awk -v n="$1" '$1 == n { print $2 }' /sys/kernel/debug/siw2/objects; }
+cnt() { awk -v n="$1" '$1 == n { print $2 }' /sys/kernel/debug/siw2/counters; }
+
+# Succeeds when no object an application creates is alive.
+all_gone() {
+	local o
+	for o in qp cq mr pd cep listener ucontext srq; do
+		[ "$(obj $o)" = 0 ] || return 1
+	done
+}
+
+# wait_for FILE REGEX [SECONDS]: FILE gets a line matching REGEX.
+wait_for() { t_wait "grep -Eq -- '$2' '$1'" "${3:-20}"; }
+
+# reap [SECONDS]: waits for every background job, killing those still
+# there after SECONDS (default 30). Suites start background jobs as
+# `ip netns exec ... timeout ...`, not through a shell function, so that
+# the signal reaches timeout(1), which passes it on. Processes whose
+# command line matches $REAP_KILL9, if set, get SIGKILL a second later.
+reap() {
+	local left=${1:-30}
+	while [ -n "$(jobs -pr)" ] && [ "$left" -gt 0 ]; do
+		sleep 1
+		left=$((left - 1))
+	done
+	# shellcheck disable=SC2046
+	kill $(jobs -pr) 2>/dev/null
+	if [ -n "${REAP_KILL9:-}" ]; then
+		sleep 1
+		pkill -9 -f "$REAP_KILL9" 2>/dev/null
+	fi
+	wait 2>/dev/null
+}

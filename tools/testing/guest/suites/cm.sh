@@ -28,24 +28,6 @@ A6=2001:db8::1
 
 in1() { ip netns exec cm1 "$@"; }
 in2() { ip netns exec cm2 "$@"; }
-cnt() { awk -v n="$1" '$1 == n { print $2 }' "$dbg/counters"; }
-obj() { awk -v n="$1" '$1 == n { print $2 }' "$dbg/objects"; }
-# wait_for FILE REGEX [SECONDS]: FILE gets a line matching REGEX.
-wait_for() { t_wait "grep -Eq -- '$2' '$1'" "${3:-20}"; }
-# Waits for every background job, killing those still there after $1 s.
-# Background jobs are started as `ip netns exec ... timeout ...` (not
-# through in1/in2, which would put a shell in between) so that the signal
-# reaches timeout(1), which passes it on.
-reap() {
-	local left=${1:-30}
-	while [ -n "$(jobs -pr)" ] && [ "$left" -gt 0 ]; do
-		sleep 1
-		left=$((left - 1))
-	done
-	# shellcheck disable=SC2046
-	kill $(jobs -pr) 2>/dev/null
-	wait 2>/dev/null
-}
 # Endpoints and listeners drain (closing is deferred work).
 # shellcheck disable=SC2016 # t_wait evaluates it
 ceps_gone() { t_wait '[ "$(obj cep)" = 0 ]' "${1:-10}"; }

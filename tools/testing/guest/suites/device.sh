@@ -97,11 +97,11 @@ cycle() {
 		ibv_devinfo -d siw2_0 >/dev/null 2>&1 &&
 		rdma link delete siw2_0
 }
-for i in $(seq 50); do cycle; done
+for _ in $(seq 50); do cycle; done
 sleep 1
 before=$(slab_kib)
 ok=0
-for i in $(seq 50); do cycle && ok=$((ok + 1)); done
+for _ in $(seq 50); do cycle && ok=$((ok + 1)); done
 sleep 1
 after=$(slab_kib)
 t_eq "50 add/query/delete cycles all succeed" 50 "$ok"

@@ -11,27 +11,12 @@
 . "$(dirname "$0")/../lib.sh"
 
 tmp=$(mktemp -d)
-dbg=/sys/kernel/debug/siw2
 A=192.0.2.1
 
 in1() { ip netns exec d1 "$@"; }
 in2() { ip netns exec d2 "$@"; }
-obj() { awk -v n="$1" '$1 == n { print $2 }' "$dbg/objects"; }
-cnt() { awk -v n="$1" '$1 == n { print $2 }' "$dbg/counters"; }
-# Waits for every background job, killing those left after $1 seconds.
-reap() {
-	local left=${1:-30}
-	while [ -n "$(jobs -pr)" ] && [ "$left" -gt 0 ]; do
-		sleep 1
-		left=$((left - 1))
-	done
-	# The jobs are timeout(1), which passes TERM on to its command.
-	# shellcheck disable=SC2046
-	kill $(jobs -pr) 2>/dev/null
-	sleep 1
-	pkill -9 -f '^(rping|ib_write_bw) ' 2>/dev/null
-	wait 2>/dev/null
-}
+# What reap (lib.sh) kills with SIGKILL when SIGTERM was not enough.
+export REAP_KILL9='^(rping|ib_write_bw) '
 # All QPs, CQs, MRs, PDs, contexts, endpoints and listeners gone.
 # shellcheck disable=SC2016 # t_wait evaluates it
 drained() {

@@ -1,0 +1,336 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A hostile peer on the data path. Network namespaces hp1 (198.51.100.1,
+# a siw2 device, peer_target.c) and hp2 (198.51.100.2, plain TCP, the raw
+# FPDU peer fpdu_peer.py) joined by a veth pair. After a regular MPA setup
+# the raw peer sends FPDUs that break one rule each; siw2 must answer with
+# the Terminate the RFCs name (RFC 5040 4.8, RFC 5041 7.2, RFC 5044 8) and
+# close the stream, and the siw2 side must see its receives flushed and
+# the disconnect. Valid traffic (Send, Read, Write) works against the same
+# peer, both as MPA initiator and responder. The debugfs counters
+# term_sent and term_rcvd move by exactly what went over the wire, and no
+# QP or endpoint is left at the end. The guest runner fails the run on any
+# kernel warning.
+#
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/../lib.sh"
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+fp=$here/fpdu_peer.py
+dbg=/sys/kernel/debug/siw2
+params=/sys/module/siw2/parameters
+A=198.51.100.1
+B=198.51.100.2
+
+in1() { ip netns exec hp1 "$@"; }
+in2() { ip netns exec hp2 "$@"; }
+# shellcheck disable=SC2016 # t_wait evaluates it
+gone() { t_wait '[ "$(obj cep)" = 0 ] && [ "$(obj qp)" = 0 ]' "${1:-10}"; }
+# t_nomatch NAME REGEX TEXT: no line of TEXT matches.
+t_nomatch() {
+	if printf '%s\n' "$3" | grep -Eq -- "$2"; then
+		t_fail "$1" "a line matches /$2/:" \
+			"$(printf '%s\n' "$3" | grep -E -- "$2" | head -n 3)"
+	else
+		t_pass "$1"
+	fi
+}
+
+p2p0=''
+cleanup() {
+	reap 0
+	[ -n "$p2p0" ] && echo "$p2p0" >"$params/mpa_p2p"
+	ip netns del hp1 2>/dev/null
+	ip netns del hp2 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+t_ok "modprobe siw2" modprobe siw2
+modprobe rdma_ucm 2>/dev/null
+t_ok "debugfs counts Terminates (term_sent, term_rcvd)" \
+	grep -q '^term_rcvd ' "$dbg/counters"
+# The cases set mpa_p2p themselves; cleanup restores it.
+p2p0=$(cat "$params/mpa_p2p")
+
+if ! gcc -O2 -Wall -Wextra -o "$tmp/peer_target" "$here/peer_target.c" \
+	-lrdmacm -libverbs 2>"$tmp/cc.log"; then
+	t_fail "build peer_target" "$(cat "$tmp/cc.log")"
+	t_done
+	exit
+fi
+pt=$tmp/peer_target
+t_ok "fpdu_peer.py: CRC32c and FPDU layout (RFC 3720 B.4, RFC 5044 Fig. 5)" \
+	python3 "$fp" selftest
+
+ip netns add hp1
+ip netns add hp2
+ip link add v1 netns hp1 type veth peer name v2 netns hp2
+in1 ip link set lo up
+in2 ip link set lo up
+in1 ip addr add $A/24 dev v1
+in2 ip addr add $B/24 dev v2
+in1 ip link set v1 up
+in2 ip link set v2 up
+t_ok "rdma link add in hp1" in1 rdma link add siw2_h type siw2 netdev v1
+t_wait "in2 ping -c 1 -W 1 $A" 10
+
+port=7600
+# The peer's story of a case, on one line.
+log_peer() {
+	local what='^(sent|rtr|send|term|verdict|closed|reset|timeout|violation|crc_bad)'
+
+	t_log "$1: peer: $(grep -E "$what" <<<"$P" | tr '\n' ';')"
+}
+P='' T=''	# the last case's peer and peer_target output
+ts0=0 tr0=0
+
+# case_init NAME: remember the counters before a case.
+case_init() {
+	ts0=$(cnt term_sent) tr0=$(cnt term_rcvd)
+	port=$((port + 1))
+}
+
+# case_connect NAME SCENARIO "TARGET OPTS" "PEER OPTS": peer_target
+# listens in hp1, the raw peer connects from hp2 (MPA initiator).
+case_connect() {
+	local name=$1 sc=$2
+	case_init
+	# shellcheck disable=SC2086 # option lists
+	ip netns exec hp1 timeout 90 "$pt" server $A $port -T 60 $3 \
+		>"$tmp/$name.t" 2>&1 &
+	wait_for "$tmp/$name.t" 'LISTENING|ERROR'
+	# shellcheck disable=SC2086
+	ip netns exec hp2 timeout 80 python3 "$fp" connect $A $port "$sc" $4 \
+		>"$tmp/$name.p" 2>&1
+	reap 40
+	P=$(cat "$tmp/$name.p") T=$(cat "$tmp/$name.t")
+	log_peer "$name"
+}
+
+# case_accept NAME SCENARIO "TARGET OPTS" "PEER OPTS": the raw peer listens
+# in hp2 (MPA responder), peer_target connects from hp1 and sends first.
+case_accept() {
+	local name=$1 sc=$2
+	case_init
+	# shellcheck disable=SC2086
+	ip netns exec hp2 timeout 80 python3 "$fp" accept $B $port "$sc" $4 \
+		>"$tmp/$name.p" 2>&1 &
+	wait_for "$tmp/$name.p" LISTENING
+	# shellcheck disable=SC2086
+	ip netns exec hp1 timeout 90 "$pt" client $B $port -T 60 $3 \
+		>"$tmp/$name.t" 2>&1
+	reap 40
+	P=$(cat "$tmp/$name.p") T=$(cat "$tmp/$name.t")
+	log_peer "$name"
+}
+
+# What peer_target saw before it moved the QP to ERR itself.
+before_forced() { sed '/^QP forcing ERR/q' <<<"$T"; }
+# What the peer saw once the scenario began (after siw2's first FPDU when
+# the peer is the MPA responder).
+in_scenario() { sed -n '/^target /,$p' <<<"$P"; }
+
+# check_term NAME TERM_REGEX WHY: siw2 sent exactly the one Terminate,
+# closed the stream, flushed its receives and saw the disconnect.
+check_term() {
+	local name=$1 s
+	s=$(in_scenario)
+	t_match "$name: Terminate $3" "^term $2" "$s"
+	t_eq "$name: exactly one Terminate" 1 "$(grep -c '^term ' <<<"$s")"
+	t_nomatch "$name: the Terminate copies the offending header, if any" \
+		'^term .* copy=differs' "$s"
+	t_nomatch "$name: nothing else from siw2" \
+		'^(send|write|violation|crc_bad|partial fpdu|rtr) ' "$s"
+	t_match "$name: siw2 closes the stream" '^(closed|reset)$' "$P"
+	t_eq "$name: term_sent +1" $((ts0 + 1)) "$(cnt term_sent)"
+	t_eq "$name: term_rcvd unchanged" "$tr0" "$(cnt term_rcvd)"
+	# Protection errors (RDMAP 0/1/x, DDP tagged 1/1/0-3) are access
+	# errors to the consumer; the rest are fatal.
+	if grep -Eq '^term layer=(rdmap etype=1|ddp etype=1 ecode=0x0[0-3])' \
+		<<<"$s"; then
+		t_match "$name: the consumer gets IB_EVENT_QP_ACCESS_ERR" \
+			'^ASYNC QP_ACCESS_ERR' "$T"
+	else
+		t_match "$name: the consumer gets IB_EVENT_QP_FATAL" \
+			'^ASYNC QP_FATAL' "$T"
+	fi
+	check_target_end "$name"
+}
+
+# The siw2 side: disconnected, the QP in ERR by siw2's own doing, its
+# receives flushed; no endpoint or QP left.
+check_target_end() {
+	local name=$1 b
+	b=$(before_forced)
+	t_nomatch "$name: peer_target's verbs and CM calls succeed" '^ERROR' "$T"
+	t_match "$name: peer_target sees the disconnect" \
+		'^CM RDMA_CM_EVENT_DISCONNECTED' "$T"
+	t_match "$name: siw2 moved the QP to ERR" '^QP state=ERR' "$b"
+	t_match "$name: siw2 flushed the posted receives" \
+		'^WC .*status=WR_FLUSH_ERR' "$b"
+	t_log "$name: peer_target: $(grep -E '^(ASYNC|WC|QP|REGION)' <<<"$T" |
+		sed 's/ wr_id=[0-9]*//' | uniq -c | tr -s ' \n' ' ')"
+	t_ok "$name: no endpoint or QP left" gone
+}
+
+# --- 1. RDMA Write to an STag that names no region
+case_connect write-bad-stag write-bad-stag "" ""
+check_term write-bad-stag 'layer=ddp etype=1 ecode=0x00 hdrctl=MD .*copy=same' \
+	'DDP tagged buffer error, invalid STag (RFC 5041 7.1, 7.2)'
+t_match "write-bad-stag: the region is untouched" '^REGION intact' "$T"
+
+case_connect write-bad-key write-bad-key "" ""
+check_term write-bad-key 'layer=ddp etype=1 ecode=0x00 hdrctl=MD .*copy=same' \
+	'invalid STag for the right index with another key (RFC 5041 7.2)'
+t_match "write-bad-key: the region is untouched" '^REGION intact' "$T"
+
+# --- 2. RDMA Write crossing the region's end
+case_connect write-oob write-oob "" ""
+check_term write-oob 'layer=ddp etype=1 ecode=0x01 hdrctl=MD .*copy=same' \
+	'DDP tagged buffer error, base or bounds (RFC 5041 7.1, 7.2)'
+t_match "write-oob: nothing placed, not even the part in bounds (RFC 5041 7.1)" \
+	'^REGION intact' "$T"
+
+# --- Read Requests naming a bad source
+case_connect read-bad-stag read-bad-stag "" ""
+check_term read-bad-stag 'layer=rdmap etype=1 ecode=0x00 hdrctl=MDR .*copy=same' \
+	'RDMAP remote protection error, invalid STag (RFC 5040 4.8)'
+case_connect read-oob read-oob "" ""
+check_term read-oob 'layer=rdmap etype=1 ecode=0x01 hdrctl=MDR .*copy=same' \
+	'RDMAP remote protection error, base or bounds (RFC 5040 4.8)'
+
+# --- 3. More Read Requests than the IRD siw2 advertised (2)
+case_connect read-beyond-ird read-beyond-ird "-i 2 -m 262144" ""
+t_match "read-beyond-ird: siw2 advertised IRD 2 in its Reply (RFC 6581 9.1)" \
+	'^mpa reply .* ird=0x0002 ' "$P"
+t_match "read-beyond-ird: three Read Requests went out" '^sent 3 read_req' "$P"
+check_term read-beyond-ird 'layer=ddp etype=2 ecode=0x02 hdrctl=MDR .*copy=same' \
+	'DDP untagged buffer error, no buffer, for the third Read Request (RFC 5040 5.2, RFC 5041 7.1)'
+t_nomatch "read-beyond-ird: Read Responses carry the region" \
+	'^read_resp .* data=bad' "$P"
+
+# --- 4. A wrong CRC
+case_connect bad-crc bad-crc "" ""
+check_term bad-crc 'layer=llp etype=0 ecode=0x02 hdrctl=- .*copy=none' \
+	'LLP/MPA, CRC error (RFC 5044 4.4, 8; RFC 6581 8)'
+t_nomatch "bad-crc: the Send under the bad CRC never completes" \
+	'^WC .*status=SUCCESS opcode=RECV' "$T"
+
+# --- 5. Valid traffic, siw2 as MPA responder, then as initiator
+case_connect valid valid "" ""
+t_match "valid: the Send arrives" \
+	'^WC wr_id=0 status=SUCCESS opcode=RECV len=20 data=hello.from.fpdu_peer' "$T"
+t_match "valid: the Send with SE arrives" \
+	'^WC wr_id=1 status=SUCCESS opcode=RECV len=3 data=bye' "$T"
+t_match "valid: a Read Response carries the whole region" \
+	'^read_resp stag=0x00005100 len=65536 data=ok' "$P"
+t_match "valid: a Write is read back" \
+	'^read_resp stag=0x00005101 len=47 data=ok' "$P"
+t_match "valid: the Write landed at offset 64" \
+	'^REGION changed first=64 last=110' "$T"
+t_nomatch "valid: no Terminate, no violation" '^(term|violation|crc_bad) ' "$P"
+t_match "valid: siw2 closes after the peer's FIN" '^closed$' "$P"
+t_eq "valid: term_sent unchanged" "$ts0" "$(cnt term_sent)"
+t_eq "valid: term_rcvd unchanged" "$tr0" "$(cnt term_rcvd)"
+t_match "valid: peer_target sees the disconnect" \
+	'^CM RDMA_CM_EVENT_DISCONNECTED' "$T"
+t_ok "valid: no endpoint or QP left" gone
+
+case_connect valid-split valid "" "--split 1"
+t_match "valid, one octet per TCP send: the peer's verdict" \
+	'^verdict match' "$P"
+t_match "valid, one octet per TCP send: both Sends arrive" \
+	'^WC wr_id=1 status=SUCCESS opcode=RECV len=3 data=bye' "$T"
+t_ok "valid, one octet per TCP send: no endpoint or QP left" gone
+
+echo 0 >"$params/mpa_p2p"
+case_accept valid-active valid "-s hello-from-siw2" ""
+t_match "siw2 initiator: the Request carries the region" \
+	'^mpa request rev=2 .*pdata=stag=0x' "$P"
+t_match "siw2 initiator: its Send is the first FPDU (RFC 5044 7.1.2)" \
+	'^send op=send msn=1 len=15 data=hello-from-siw2' \
+	"$(grep -E '^(send|rtr|write|term) ' <<<"$P" | head -n 1)"
+t_match "siw2 initiator: the Send completes" \
+	'^WC wr_id=1000 status=SUCCESS opcode=SEND' "$T"
+t_match "siw2 initiator: the peer's traffic completes" '^verdict match' "$P"
+t_ok "siw2 initiator: no endpoint or QP left" gone
+
+case_accept write-bad-stag-active write-bad-stag "-s hi" ""
+check_term write-bad-stag-active \
+	'layer=ddp etype=1 ecode=0x00 hdrctl=MD .*copy=same' \
+	'as MPA initiator too (RFC 5041 7.2)'
+
+echo 1 >"$params/mpa_p2p"
+case_accept valid-active-p2p valid "-s hello-after-rtr" "--first send"
+t_match "mpa_p2p: a zero-length Write RTR, then the Send (RFC 6581 9.2)" \
+	'^rtr write;send op=send msn=1 len=15 data=hello-after-rtr;' \
+	"$(grep -E '^(send|rtr|write|term) ' <<<"$P" | head -n 2 | tr '\n' ';')"
+t_match "mpa_p2p: the peer's traffic completes" '^verdict match' "$P"
+t_ok "mpa_p2p: no endpoint or QP left" gone
+
+case_accept read-oob-p2p read-oob "" ""
+t_match "mpa_p2p: the Request asks for an RTR (RFC 6581 9.2)" \
+	'^mpa request rev=2 .*ird=0xc' "$P"
+t_match "mpa_p2p: a zero-length Write RTR comes first" '^rtr write' "$P"
+check_term read-oob-p2p 'layer=rdmap etype=1 ecode=0x01 hdrctl=MDR .*copy=same' \
+	'after the RTR (RFC 5040 4.8)'
+
+# --- 6. Garbage: a Terminate or a close, never anything else
+# Three seeds whose first octets look like an untagged segment with a bad
+# RDMAP version (5044), an untagged segment with an RFC 7306 opcode on the
+# wrong queue (10) and a tagged Read Response nobody asked for (18); each
+# is caught at its header, before its CRC.
+for seed in 5044 10 18; do
+	case_connect "garbage-$seed" garbage "" "--seed $seed"
+	t_match "garbage (seed $seed): a Terminate or a close only" \
+		'^verdict match' "$P"
+	t_eq "garbage (seed $seed): term_sent counts what came" \
+		$((ts0 + $(grep -c '^term ' <<<"$P"))) "$(cnt term_sent)"
+	check_target_end "garbage-$seed"
+done
+
+case_connect zero-len zero-len "" ""
+check_term zero-len 'layer=llp etype=0 ecode=0x03 hdrctl=- ' \
+	'LLP/MPA code 3 for ULPDU_Length 0 (RFC 5044 3, 8)'
+case_connect huge-len huge-len "" ""
+check_term huge-len 'layer=llp etype=0 ecode=0x03 hdrctl=- ' \
+	'LLP/MPA code 3 for ULPDU_Length 65535 (RFC 5044 3, 8)'
+case_connect ddp-version ddp-version "" ""
+check_term ddp-version 'layer=ddp etype=2 ecode=0x06 hdrctl=- ' \
+	'DDP untagged buffer error, invalid DDP version (RFC 5041 4.1, 7.2)'
+case_connect ddp-version-tagged ddp-version-tagged "" ""
+check_term ddp-version-tagged 'layer=ddp etype=1 ecode=0x04 hdrctl=- ' \
+	'DDP tagged buffer error, invalid DDP version (RFC 5041 7.2)'
+case_connect rdmap-version rdmap-version "" ""
+check_term rdmap-version 'layer=rdmap etype=2 ecode=0x05 hdrctl=MD .*copy=same' \
+	'RDMAP remote operation error, invalid RDMAP version (RFC 5040 4.8)'
+case_connect bad-opcode bad-opcode "" ""
+check_term bad-opcode 'layer=rdmap etype=2 ecode=0x06 hdrctl=MD .*copy=same' \
+	'RDMAP remote operation error, unexpected OpCode (RFC 5040 4.8)'
+case_connect bad-qn bad-qn "" ""
+check_term bad-qn 'layer=ddp etype=2 ecode=0x01 hdrctl=MD .*copy=same' \
+	'DDP untagged buffer error, invalid QN (RFC 5041 7.1, 7.2)'
+case_connect bad-msn bad-msn "" ""
+check_term bad-msn 'layer=ddp etype=2 ecode=0x03 hdrctl=MD .*copy=same' \
+	'DDP untagged buffer error, MSN range (RFC 5041 7.1, 7.2)'
+case_connect send-too-long send-too-long "-r 256" "--send-len 4096"
+check_term send-too-long 'layer=ddp etype=2 ecode=0x05 hdrctl=MD .*copy=same' \
+	'DDP untagged buffer error, message too long (RFC 5041 7.1, 7.2)'
+
+# --- A Terminate from the peer is not answered with one (RFC 5040 5.4)
+case_connect send-term send-term "" ""
+t_nomatch "send-term: no Terminate back" '^term ' "$P"
+t_match "send-term: siw2 closes the stream" '^(closed|reset)$' "$P"
+t_eq "send-term: term_rcvd +1" $((tr0 + 1)) "$(cnt term_rcvd)"
+t_eq "send-term: term_sent unchanged" "$ts0" "$(cnt term_sent)"
+t_match "send-term: the consumer gets IB_EVENT_QP_FATAL" '^ASYNC QP_FATAL' "$T"
+check_target_end send-term
+
+# --- Nothing left behind
+t_ok "rdma link delete siw2_h" in1 rdma link delete siw2_h
+t_eq "no live siw2 objects" "$(siw2_objects_zero)" "$(cat "$dbg/objects")"
+
+t_done
