@@ -1,0 +1,347 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unmodified RDMA applications over siw2. rping with data verification on
+# one device in this namespace (client and server on a dummy netdev) and
+# between network namespaces ap1 and ap2 joined by a veth pair, a device in
+# each, IPv4 and IPv6; between the namespaces also ucmatose,
+# rdma_server/rdma_client and riostream (rsockets), and perftest over the
+# rdma_cm (-R): RDMA Write, Read and Send, bandwidth and latency, 64 B,
+# 4 KiB and 1 MiB, with MPA CRC on and off. Then no QP, CQ, MR, PD,
+# endpoint or listener is left (/sys/kernel/debug/siw2).
+#
+# Every tool runs under timeout(1): a hang costs its limit, and a
+# perftest whose 64 B run hung does not try the larger sizes. Each run is
+# one check; a failure shows why and the last lines of both sides.
+#
+# APPS_REF=siw runs the same tools against upstream siw, loaded by the
+# caller, as a reference: everything on the local device, without siw2's
+# parameters and debugfs.
+. "$(dirname "$0")/../lib.sh"
+
+tmp=$(mktemp -d)
+dbg=/sys/kernel/debug/siw2
+crc=/sys/module/siw2/parameters/mpa_crc
+ref=${APPS_REF:-}
+# Each server gets a port of its own: no run meets another's TIME_WAIT.
+port=7600
+L4=192.0.2.1
+L6=2001:db8:1::1
+S4=198.51.100.1
+S6=2001:db8::1
+
+# nsx NS CMD...: CMD in network namespace NS, "-" being this one.
+nsx() {
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then "$@"; else ip netns exec "$ns" "$@"; fi
+}
+listening() { nsx "$1" ss -Hltn "sport = :$2" | grep -q .; }
+
+cleanup() {
+	# shellcheck disable=SC2046
+	kill $(jobs -pr) 2>/dev/null
+	wait 2>/dev/null
+	[ -w "$crc" ] && echo Y >"$crc"
+	ip netns del ap1 2>/dev/null
+	ip netns del ap2 2>/dev/null
+	ip link del ad0 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# pair NAME LIMIT STALL SNS CNS SERVER... -- CLIENT...: starts the server
+# in namespace SNS, and once something listens on $port there, the client
+# in CNS, each under a LIMIT s timeout. With STALL > 0 the client is also
+# stopped once its output has not grown for STALL s. Sets sst and cst to
+# their exit statuses (124: timed out, "stalled"); their output is in
+# $tmp/NAME.s and $tmp/NAME.c.
+pair() {
+	local name=$1 limit=$2 stall=$3 sns=$4 cns=$5 srv=() spre=() cpre=()
+	local spid cpid left size last=0 since
+	shift 5
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	[ "$sns" != - ] && spre=(ip netns exec "$sns")
+	[ "$cns" != - ] && cpre=(ip netns exec "$cns")
+	# Not through nsx(): the pid must be timeout's, which passes a signal
+	# on. stdbuf: what a stopped tool printed must not die in its buffer.
+	"${spre[@]}" timeout $((limit + 20)) stdbuf -oL "${srv[@]}" \
+		>"$tmp/$name.s" 2>&1 &
+	spid=$!
+	t_wait "listening $sns $port || ! kill -0 $spid" 20
+	"${cpre[@]}" timeout "$limit" stdbuf -oL "$@" >"$tmp/$name.c" 2>&1 &
+	cpid=$!
+	since=$SECONDS
+	while [ "$stall" -gt 0 ] && kill -0 "$cpid" 2>/dev/null; do
+		sleep 0.5
+		size=$(stat -c %s "$tmp/$name.c")
+		if [ "$size" != "$last" ]; then
+			last=$size since=$SECONDS
+		elif [ $((SECONDS - since)) -ge "$stall" ]; then
+			kill "$cpid"
+			wait "$cpid"
+			cpid=
+			break
+		fi
+	done
+	if [ -n "$cpid" ]; then
+		wait "$cpid"
+		cst=$?
+	else
+		cst=stalled
+	fi
+	# The server ends with its client; one that does not is stopped (a
+	# failed client leaves it less time to say why).
+	left=50
+	[ "$cst" = 0 ] || left=20
+	while kill -0 "$spid" 2>/dev/null && [ "$left" -gt 0 ]; do
+		sleep 0.1
+		left=$((left - 1))
+	done
+	kill "$spid" 2>/dev/null
+	wait "$spid"
+	sst=$?
+	port=$((port + 1))
+}
+
+# verdict CHECK NAME [PROBLEM...]: one check for run NAME, passed without
+# problems; otherwise the problems and the tail of both sides' output.
+verdict() {
+	local check=$1 name=$2 side
+	local -a lines=()
+	shift 2
+	if [ $# -eq 0 ]; then
+		t_pass "$check"
+		return
+	fi
+	for side in s c; do
+		if [ $side = s ]; then
+			lines+=("--- server, last lines:")
+		else
+			lines+=("--- client, last lines:")
+		fi
+		if [ ! -s "$tmp/$name.$side" ]; then
+			lines+=("(no output)")
+			continue
+		fi
+		# Not < <(...): the guest's /dev has no /dev/fd.
+		mapfile -t -O "${#lines[@]}" lines \
+			<<<"$(tail -n 6 "$tmp/$name.$side" | cut -c1-160)"
+	done
+	t_fail "$check" "$@" "${lines[@]}"
+}
+
+# status WHO STATUS LIMIT: a problem for verdict, or nothing for 0.
+status() {
+	case $2 in
+	0) ;;
+	124) echo "$1 timed out after $3 s" ;;
+	stalled) echo "$1 stopped: no progress (output) for $4 s" ;;
+	*) echo "$1 exit status $2" ;;
+	esac
+}
+
+# statuses LIMIT [STALL]: both sides must have exited with 0.
+statuses() {
+	local s
+	s=$(status server "$sst" $(($1 + 20)))
+	[ -n "$s" ] && why+=("$s")
+	s=$(status client "$cst" "$1" "${2:-0}")
+	[ -n "$s" ] && why+=("$s")
+}
+
+# need FILE REGEX TEXT: adds TEXT to the problems unless FILE has REGEX.
+need() { grep -Eq -- "$2" "$1" || why+=("$3"); }
+
+# rping CHECK SNS CNS ADDR SIZE: 1000 verified round trips.
+rping_run() {
+	local check=$1 sns=$2 cns=$3 addr=$4 size=$5 n=1000 name="rping$port" got
+	local -a why=() opts
+	opts=(-a "$addr" -p "$port" -C "$n" -S "$size" -V -v)
+	# A ping takes milliseconds: 10 s without one is a hang.
+	pair "$name" 60 10 "$sns" "$cns" rping -s "${opts[@]}" \
+		-- rping -c "${opts[@]}"
+	statuses 60 10
+	# rping exits 0 after a disconnect even when it ended early: count.
+	got=$(grep -Ec '^ping data: rdma-ping-[0-9]+: ' "$tmp/$name.c")
+	[ "$got" = "$n" ] || why+=("the client completed $got of $n pings")
+	need "$tmp/$name.c" "^ping data: rdma-ping-$((n - 1)): " \
+		"the client's last ping is not rdma-ping-$((n - 1))"
+	grep -q 'data mismatch' "$tmp/$name.c" && why+=("the client saw a data mismatch")
+	need "$tmp/$name.s" "^server ping data: rdma-ping-$((n - 1)): " \
+		"the server did not read rdma-ping-$((n - 1))"
+	verdict "$check" "$name" "${why[@]}"
+}
+
+modprobe rdma_ucm 2>/dev/null
+if [ -z "$ref" ]; then
+	t_ok "modprobe siw2" modprobe siw2
+	ltype=siw2 ldev=siw2_apl sdev=siw2_ap1 cdev=siw2_ap2
+else
+	t_log "reference run against $ref"
+	ltype=$ref ldev=${ref}_apl sdev=$ldev cdev=$ldev
+fi
+for tool in rping ucmatose rdma_server rdma_client riostream ss stdbuf; do
+	if ! command -v "$tool" >/dev/null; then
+		t_fail "tools present" "no $tool (rdmacm-utils, iproute2, coreutils)"
+		t_done
+		exit
+	fi
+done
+
+mk_dummy ad0 $L4/24
+ip addr add $L6/64 dev ad0 nodad
+t_ok "rdma link add $ldev on a dummy netdev" \
+	rdma link add "$ldev" type "$ltype" netdev ad0
+
+# --- rping, one device: client and server on ad0's addresses
+start=$SECONDS
+rping_run "rping, one device, IPv4, 64 B x1000 verified" - - $L4 64
+rping_run "rping, one device, IPv6, 256 B x1000 verified" - - $L6 256
+t_log "rping on one device: $((SECONDS - start)) s"
+
+if [ -z "$ref" ]; then
+	ip netns add ap1
+	ip netns add ap2
+	ip link add av1 netns ap1 type veth peer name av2 netns ap2
+	nsx ap1 ip link set lo up
+	nsx ap2 ip link set lo up
+	nsx ap1 ip addr add $S4/24 dev av1
+	nsx ap2 ip addr add 198.51.100.2/24 dev av2
+	nsx ap1 ip addr add $S6/64 dev av1 nodad
+	nsx ap2 ip addr add 2001:db8::2/64 dev av2 nodad
+	nsx ap1 ip link set av1 up
+	nsx ap2 ip link set av2 up
+	t_ok "rdma link add $sdev in ap1" \
+		nsx ap1 rdma link add "$sdev" type siw2 netdev av1
+	t_ok "rdma link add $cdev in ap2" \
+		nsx ap2 rdma link add "$cdev" type siw2 netdev av2
+	t_wait "nsx ap2 ping -c 1 -W 1 $S4" 10
+	t_wait "nsx ap2 ping -c 1 -W 1 $S6" 10
+	sns=ap1 cns=ap2 A4=$S4 A6=$S6 where="two namespaces"
+else
+	sns=- cns=- A4=$L4 A6=$L6 where="one device"
+fi
+
+# --- rping between the namespaces
+start=$SECONDS
+if [ -z "$ref" ]; then
+	rping_run "rping, two namespaces, IPv4, 256 B x1000 verified" ap1 ap2 $S4 256
+	rping_run "rping, two namespaces, IPv6, 64 B x1000 verified" ap1 ap2 $S6 64
+	t_log "rping between namespaces: $((SECONDS - start)) s"
+fi
+
+# --- ucmatose: 2 connections, 10 messages of 100 B each way on each
+start=$SECONDS
+for a in $A4 $A6; do
+	name=ucm$port why=()
+	pair "$name" 15 0 "$sns" "$cns" ucmatose -b "$a" -p "$port" -c 2 -C 10 \
+		-- ucmatose -s "$a" -p "$port" -c 2 -C 10
+	statuses 15
+	need "$tmp/$name.c" '^data transfers complete' "the client did not complete"
+	need "$tmp/$name.s" '^data transfers complete' "the server did not complete"
+	need "$tmp/$name.c" '^return status 0' "the client did not return 0"
+	need "$tmp/$name.s" '^return status 0' "the server did not return 0"
+	v=IPv4
+	[ "$a" = "$A6" ] && v=IPv6
+	verdict "ucmatose, $where, $v, 2 connections x10 messages" "$name" "${why[@]}"
+done
+
+# --- rdma_server/rdma_client: the rdma_verbs API, one 16 B message each way
+name=rds$port why=()
+pair "$name" 15 0 "$sns" "$cns" rdma_server -s "$A4" -p "$port" \
+	-- rdma_client -s "$A4" -p "$port"
+statuses 15
+need "$tmp/$name.c" '^rdma_client: end 0' "the client did not end with 0"
+need "$tmp/$name.s" '^rdma_server: end 0' "the server did not end with 0"
+verdict "rdma_server/rdma_client, $where" "$name" "${why[@]}"
+
+# --- riostream: rsockets, verified transfers (-T v), sizes x count x iterations
+for run in 64:100:5 4096:50:5 1048576:4:2; do
+	IFS=: read -r size count iters <<<"$run"
+	name=rio$port why=()
+	pair "$name" 15 0 "$sns" "$cns" riostream -b "$A4" -p "$port" -S "$size" \
+		-C "$count" -I "$iters" -T v \
+		-- riostream -s "$A4" -p "$port" -S "$size" -C "$count" \
+		-I "$iters" -T v
+	statuses 15
+	need "$tmp/$name.c" '^custom ' "the client printed no result"
+	need "$tmp/$name.s" '^custom ' "the server printed no result"
+	verdict "riostream, $where, $size B x$count x$iters verified" "$name" \
+		"${why[@]}"
+done
+t_log "ucmatose, rdma_server/client, riostream: $((SECONDS - start)) s"
+
+# --- perftest over the rdma_cm. -F: no CPU frequency warning (a guest's
+# is meaningless). 200 iterations wrap the 128-entry default queues.
+perftest_matrix() {
+	local mode=$1 t size n name hung check
+	local -a why
+	for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
+		hung=
+		for size in 64 4096 1048576; do
+			n=200
+			[ "$size" = 1048576 ] && n=20
+			check="perftest, MPA CRC $mode: ib_$t -R, $size B x$n"
+			if [ -n "$hung" ]; then
+				t_fail "$check" "not run: the 64 B run hung"
+				continue
+			fi
+			name=pt$port why=()
+			pair "$name" 15 0 "$sns" "$cns" \
+				"ib_$t" -R -F -d "$sdev" -s "$size" -n "$n" -p "$port" \
+				-- "ib_$t" -R -F -d "$cdev" -s "$size" -n "$n" -p "$port" "$A4"
+			statuses 15
+			# The result row: #bytes, #iterations, then figures. They
+			# are inf when perftest could not calibrate its cycle
+			# counter (r^2 < 0.9, a busy TCG host): the run is done.
+			need "$tmp/$name.c" "^ *$size +$n +([0-9]|inf|-?nan)" \
+				"the client printed no result row for $size B"
+			grep -Eq "^ *$size +$n +(inf|-?nan)" "$tmp/$name.c" &&
+				t_log "ib_$t $size B: figures are inf (no cycle counter calibration)"
+			verdict "$check" "$name" "${why[@]}"
+			[ "$size" = 64 ] && [ "$cst" = 124 ] && hung=1
+		done
+	done
+}
+
+if command -v ib_write_bw >/dev/null; then
+	start=$SECONDS
+	if [ -z "$ref" ]; then
+		t_eq "mpa_crc is on by default" Y "$(cat "$crc")"
+		perftest_matrix on
+		t_log "perftest, CRC on: $((SECONDS - start)) s"
+		start=$SECONDS
+		echo N >"$crc"
+		t_eq "mpa_crc switched off" N "$(cat "$crc")"
+		perftest_matrix off
+		echo Y >"$crc"
+		t_log "perftest, CRC off: $((SECONDS - start)) s"
+	else
+		perftest_matrix default
+		t_log "perftest: $((SECONDS - start)) s"
+	fi
+else
+	t_skip "perftest" "no ib_write_bw (perftest)"
+fi
+
+# --- nothing left once the tools are gone (closing is deferred work)
+if [ -z "$ref" ]; then
+	t_wait all_gone 15
+	for o in qp cq mr pd cep listener ucontext srq; do
+		t_eq "no live $o after the tools ended" 0 "$(obj $o)"
+	done
+	t_ok "rdma link delete $sdev" nsx ap1 rdma link delete "$sdev"
+	t_ok "rdma link delete $cdev" nsx ap2 rdma link delete "$cdev"
+fi
+t_ok "rdma link delete $ldev" rdma link delete "$ldev"
+if [ -z "$ref" ]; then
+	t_eq "no live siw2 objects" "$(siw2_objects_zero)" "$(cat "$dbg/objects")"
+	t_ok "modprobe -r siw2" modprobe -r siw2
+fi
+
+t_done
