@@ -53,6 +53,7 @@ static const char *const counter_names[SIW2_CNT_MAX] = {
 	[SIW2_CNT_DISCONNECT] = "cm_disconnect",
 	[SIW2_CNT_TERM_SENT] = "term_sent",
 	[SIW2_CNT_TERM_RCVD] = "term_rcvd",
+	[SIW2_CNT_SQ_DOORBELL] = "sq_doorbell",
 };
 
 static struct dentry *debug_dir;

@@ -36,8 +36,41 @@ static ssize_t abi_version_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(abi_version);
 
+static struct siw2_device *attr_sdev(struct device *dev)
+{
+	return to_siw2_dev(container_of(dev, struct ib_device, dev));
+}
+
+/*
+ * How long a poller keeps watching an idle user send queue before posts
+ * ring the doorbell again (sqpoll.c); 0 turns polling off.
+ */
+static ssize_t sq_poll_us_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(attr_sdev(dev)->sq_poll_us));
+}
+
+static ssize_t sq_poll_us_store(struct device *dev,
+				struct device_attribute *attr,
+				const char *buf, size_t count)
+{
+	unsigned int us;
+	int ret;
+
+	ret = kstrtouint(buf, 0, &us);
+	if (ret)
+		return ret;
+	if (us > SIW2_SQ_POLL_US_MAX)
+		return -ERANGE;
+	WRITE_ONCE(attr_sdev(dev)->sq_poll_us, us);
+	return count;
+}
+static DEVICE_ATTR_RW(sq_poll_us);
+
 static struct attribute *siw2_attrs[] = {
 	&dev_attr_abi_version.attr,
+	&dev_attr_sq_poll_us.attr,
 	NULL,
 };
 
@@ -157,6 +190,8 @@ static int newlink(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(&sdev->ibdev, &siw2_verbs_ops);
 	netdev_hold(ndev, &sdev->netdev_tracker, GFP_KERNEL);
 	sdev->netdev = ndev;
+	sdev->sq_poll_us = min(READ_ONCE(siw2_sq_poll_us_default),
+			       SIW2_SQ_POLL_US_MAX);
 	set_node_guid(sdev, ndev);
 	sdev->ibdev.node_type = RDMA_NODE_RNIC;
 	sdev->ibdev.phys_port_cnt = 1;

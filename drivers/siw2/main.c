@@ -17,9 +17,12 @@ static int __init siw2_mod_init(void)
 	ret = siw2_stream_init();
 	if (ret)
 		goto err_debug;
-	ret = siw2_cm_init();
+	ret = siw2_sqpoll_init();
 	if (ret)
 		goto err_stream;
+	ret = siw2_cm_init();
+	if (ret)
+		goto err_sqpoll;
 	ret = siw2_device_init();
 	if (ret)
 		goto err_cm;
@@ -27,6 +30,8 @@ static int __init siw2_mod_init(void)
 
 err_cm:
 	siw2_cm_uninit();
+err_sqpoll:
+	siw2_sqpoll_uninit();
 err_stream:
 	siw2_stream_uninit();
 err_debug:
@@ -38,6 +43,7 @@ static void __exit siw2_mod_exit(void)
 {
 	siw2_device_uninit();
 	siw2_cm_uninit();
+	siw2_sqpoll_uninit();
 	siw2_stream_uninit();
 	siw2_debug_uninit();
 }

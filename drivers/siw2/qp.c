@@ -398,6 +398,8 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 	WRITE_ONCE(qp->state, next);
 	switch (next) {
 	case IB_QPS_ERR:
+		/* A poller may have cleared it (sqpoll.c). */
+		siw2_queue_set_flags(&qp->sq, SIW2_SQ_NEED_WAKEUP);
 		if (!qp->srq)
 			siw2_queue_set_flags(&qp->rq, SIW2_RQ_NEED_WAKEUP);
 		/*
@@ -756,6 +758,7 @@ int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		goto err_count;
 	/* No send engine watches the SQ yet: every post rings. */
 	siw2_queue_set_flags(&qp->sq, SIW2_SQ_NEED_WAKEUP);
+	siw2_sqpoll_init_qp(qp);
 	if (!qp->srq) {
 		size = roundup_pow_of_two(max(attr->cap.max_recv_wr, 1U));
 		ret = siw2_queue_init(&qp->rq, udata, size,
@@ -821,6 +824,7 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	xa_erase(&sdev->qps, qp->base.qp_num);
+	siw2_sqpoll_unwatch(qp);
 	siw2_qp_llp_shutdown(qp, true);
 	siw2_qp_put(qp);
 	wait_for_completion(&qp->released);
@@ -866,13 +870,18 @@ int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	bool broken = false;
 	int ret = 0;
 
-	/* User space writes its SQ itself; no work requests is a doorbell. */
+	/*
+	 * User space writes its SQ itself; no work requests is a doorbell.
+	 * A poller may then watch the SQ so that the next posts need none.
+	 */
 	if (qp->user) {
 		if (wr) {
 			*bad_wr = wr;
 			return -EINVAL;
 		}
+		siw2_count(SIW2_CNT_SQ_DOORBELL);
 		siw2_qp_kick_tx(qp);
+		siw2_sqpoll_watch(qp);
 		return 0;
 	}
 

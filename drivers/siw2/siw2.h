@@ -90,6 +90,7 @@ struct siw2_device {
 	atomic_t num_mr;
 	atomic_t cq_ids;
 	spinlock_t atomic_lock;	/* see above */
+	u32 sq_poll_us;		/* sqpoll.c; 0: every post rings */
 };
 
 static inline struct siw2_device *to_siw2_dev(struct ib_device *ibdev)
@@ -258,6 +259,12 @@ struct siw2_qp {
 	bool user;
 	bool fatal_sent;
 	struct siw2_stream *stream;
+	/* sqpoll.c: under the poller's lock */
+	struct list_head poll_node;
+	struct siw2_sqpoller *poller;
+	u64 poll_last;
+	u32 poll_prod;
+	bool poll_kick;
 };
 
 enum siw2_mr_kind {
@@ -366,6 +373,7 @@ enum siw2_counter {
 	SIW2_CNT_DISCONNECT,		/* established connections that ended */
 	SIW2_CNT_TERM_SENT,		/* Terminate messages queued to send */
 	SIW2_CNT_TERM_RCVD,		/* Terminate messages received */
+	SIW2_CNT_SQ_DOORBELL,		/* user send queue doorbells (system calls) */
 	SIW2_CNT_MAX
 };
 
@@ -507,6 +515,16 @@ int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
 int siw2_cm_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
 int siw2_cm_create_listen(struct iw_cm_id *id, int backlog);
 int siw2_cm_destroy_listen(struct iw_cm_id *id);
+
+/* sqpoll.c: send queue polling for user QPs */
+struct siw2_sqpoller;
+int siw2_sqpoll_init(void);
+void siw2_sqpoll_uninit(void);
+void siw2_sqpoll_init_qp(struct siw2_qp *qp);
+void siw2_sqpoll_watch(struct siw2_qp *qp);
+void siw2_sqpoll_unwatch(struct siw2_qp *qp);
+extern unsigned int siw2_sq_poll_us_default;
+#define SIW2_SQ_POLL_US_MAX 1000000
 
 /* stream.c: the data path of connected QPs (engine.h, llp.h) */
 struct siw2_stream;

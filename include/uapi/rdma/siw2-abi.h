@@ -75,13 +75,18 @@ struct siw2_uresp_alloc_ctx {
  * SQ doorbell: after publishing SQEs the provider loads ctl->flags; while
  * SIW2_SQ_NEED_WAKEUP is set (the kernel's send engine is not watching the
  * queue) it rings the doorbell, which is IB_USER_VERBS_CMD_POST_SEND with
- * no work requests.
+ * no work requests. A doorbell on a connected QP may make the kernel watch
+ * the queue (it polls prod for a per-device idle window, sysfs
+ * siw2/sq_poll_us) and clear the bit, so that posts in a busy stream make
+ * no system call; the provider must not cache the bit.
  *
  * The doorbell check is a store of prod followed by a load of flags, so the
  * provider issues a full barrier between the two. The kernel, mirroring it,
  * sets NEED_WAKEUP, issues smp_mb and loads prod once more before it stops
  * watching: entries published concurrently with the kernel going idle are
- * then either seen by that load or cause a doorbell.
+ * then either seen by that load or cause a doorbell. The kernel sets the
+ * bit whenever the QP enters the error state, so that posts to it are
+ * flushed.
  *
  * RQ doorbell: RQEs are normally consumed by arriving messages and need no
  * system call. While the QP is in the error state nothing arrives, yet RQEs

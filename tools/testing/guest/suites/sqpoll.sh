@@ -1,0 +1,215 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Send queue polling (drivers/siw2/sqpoll.c): once a poller watches a user
+# QP, posts need no doorbell system call; after the idle window the
+# doorbell is back and a post still completes; with sq_poll_us 0 every post
+# rings. The debugfs counter sq_doorbell counts doorbells (user SQ
+# doorbells are the only system calls of posting). A client killed while
+# the poller watches its QP leaves nothing behind, and pollers with
+# nothing to watch use no CPU.
+#
+# Namespaces sp1 and sp2 joined by a veth pair, a siw2 device in each;
+# perftest over the rdma_cm and rping -V between them.
+. "$(dirname "$0")/../lib.sh"
+
+tmp=$(mktemp -d)
+S=198.51.100.1
+port=7900
+knob1=/sys/class/infiniband/siw2_sp1/siw2/sq_poll_us
+knob2=/sys/class/infiniband/siw2_sp2/siw2/sq_poll_us
+
+export REAP_KILL9='^(rping|ib_send_bw|ib_send_lat|ib_write_bw) '
+cleanup() {
+	reap 0
+	ip netns del sp1 2>/dev/null
+	ip netns del sp2 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Both devices' window in microseconds.
+window() { echo "$1" >"$knob1" && echo "$1" >"$knob2"; }
+# CPU ticks (user + system) the siw2_sqpoll threads have used.
+poller_ticks() {
+	local pid sum=0
+	for pid in $(pgrep '^siw2_sqpoll/'); do
+		# Fields 14 and 15 of /proc/PID/stat; the name has no spaces.
+		read -r -a f <"/proc/$pid/stat"
+		sum=$((sum + f[13] + f[14]))
+	done
+	echo "$sum"
+}
+listening() { ip netns exec sp1 ss -Hltn "sport = :$1" | grep -q .; }
+
+# run NAME LIMIT SERVER... -- CLIENT...: server in sp1, client in sp2;
+# sets st to the client's exit status. Output in $tmp/NAME.{s,c}.
+run() {
+	local name=$1 limit=$2 srv=() spid
+	shift 2
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	ip netns exec sp1 timeout $((limit + 10)) "${srv[@]}" >"$tmp/$name.s" 2>&1 &
+	spid=$!
+	t_wait "listening $port || ! kill -0 $spid" 20
+	ip netns exec sp2 timeout "$limit" "$@" >"$tmp/$name.c" 2>&1
+	st=$?
+	wait "$spid"
+	port=$((port + 1))
+	[ "$st" = 0 ] && return
+	t_log "$name: client exit $st; last lines of server, then client:"
+	tail -n 4 "$tmp/$name.s" "$tmp/$name.c" | cut -c1-160
+}
+
+# perftest NAME TOOL ITERS [OPTS...]: 64 B, client in sp2; sets st, n.
+perftest() {
+	local name=$1 tool=$2 iters=$3
+	shift 3
+	run "$name" 120 "$tool" -R -F -d siw2_sp1 -s 64 -n "$iters" -p "$port" "$@" \
+		-- "$tool" -R -F -d siw2_sp2 -s 64 -n "$iters" -p "$port" "$@" $S
+}
+
+t_ok "modprobe siw2" modprobe siw2
+modprobe rdma_ucm 2>/dev/null
+ip netns add sp1
+ip netns add sp2
+ip link add spv1 netns sp1 type veth peer name spv2 netns sp2
+ip -n sp1 link set lo up
+ip -n sp2 link set lo up
+ip -n sp1 addr add $S/24 dev spv1
+ip -n sp2 addr add 198.51.100.2/24 dev spv2
+ip -n sp1 link set spv1 up
+ip -n sp2 link set spv2 up
+t_ok "rdma link add siw2_sp1" ip netns exec sp1 rdma link add siw2_sp1 type siw2 netdev spv1
+t_ok "rdma link add siw2_sp2" ip netns exec sp2 rdma link add siw2_sp2 type siw2 netdev spv2
+t_wait "ip netns exec sp2 ping -c 1 -W 1 $S" 10
+
+# --- the knob
+t_eq "sq_poll_us defaults to the module parameter" \
+	"$(cat /sys/module/siw2/parameters/sq_poll_us)" "$(cat "$knob1")"
+t_refused "sq_poll_us refuses more than 1000000" sh -c "echo 1000001 >$knob1"
+t_refused "sq_poll_us refuses a non-number" sh -c "echo fast >$knob1"
+t_ok "sq_poll_us takes 0" sh -c "echo 0 >$knob1"
+t_eq "one poller thread per online CPU" "$(nproc)" "$(pgrep -c '^siw2_sqpoll/')"
+
+# --- doorbell mode: every post rings
+window 0
+d0=$(cnt sq_doorbell)
+perftest lat0 ib_send_lat 500
+t_eq "doorbell mode: ib_send_lat completes" 0 "$st"
+t_log "doorbell mode: $(grep -E '^ *64 +500 ' "$tmp/lat0.c")"
+d=$(($(cnt sq_doorbell) - d0))
+# Each side posts 500 sends, each with its doorbell.
+if [ "$d" -ge 1000 ]; then
+	t_pass "doorbell mode: every post rings ($d doorbells for 1000 sends)"
+else
+	t_fail "doorbell mode: every post rings" "$d doorbells for 1000 sends"
+fi
+
+# --- polling mode with a long window: no doorbell once the poller watches.
+# The window is the longest there is: under TCG on a busy host a vCPU can
+# stall for tens of milliseconds, which a shorter window would count as
+# idleness (make bench measures the default window).
+window 1000000
+# steady TOOL: doorbells of a run of 500 and of 2500 work requests a side;
+# what setup and teardown ring is the same in both, so the difference is
+# what 2000 more work requests a side rang in the steady state.
+steady() {
+	local tool=$1 n d0 d1=0 d2=0 ok=0
+	for n in 500 2500; do
+		d0=$(cnt sq_doorbell)
+		perftest "$tool$n" "$tool" "$n"
+		[ "$st" = 0 ] && ok=$((ok + 1))
+		d2=$d1 d1=$(($(cnt sq_doorbell) - d0))
+		t_log "polling: $tool, $n a side: $d1 doorbells"
+	done
+	t_eq "polling: $tool completes, 500 and 2500 a side" 2 "$ok"
+	if [ $((d1 - d2)) -le 1 ]; then
+		t_pass "polling: $tool: 4000 more sends rang $((d1 - d2)) more doorbells (at most 1)"
+	else
+		t_fail "polling: $tool: no doorbell in the steady state" \
+			"$d2 doorbells for 500 a side, $d1 for 2500"
+	fi
+}
+steady ib_send_lat
+t_log "polling: $(grep -E '^ *64 +2500 ' "$tmp/ib_send_lat2500.c")"
+steady ib_send_bw
+
+# An application that sleeps on a completion channel between posts (rping)
+run rping0 120 rping -s -a $S -p "$port" -C 200 -S 256 -V -v \
+	-- rping -c -a $S -p "$port" -C 200 -S 256 -V -v
+t_eq "polling: rping -V x200 completes" 0 "$st"
+
+# --- the hand-back: a 1 us window ends between nearly every two posts, so
+# posts race with the poller letting go; each must still complete.
+window 1
+d0=$(cnt sq_doorbell)
+run rping1 120 rping -s -a $S -p "$port" -C 300 -S 256 -V -v \
+	-- rping -c -a $S -p "$port" -C 300 -S 256 -V -v
+t_eq "1 us window: rping -V x300 completes" 0 "$st"
+got=$(grep -c '^ping data: rdma-ping-' "$tmp/rping1.c")
+t_eq "1 us window: the client completed every ping" 300 "$got"
+mism=$(grep -c "data mismatch" "$tmp/rping1.c")
+t_eq "1 us window: no data mismatch" 0 "$mism"
+d=$(($(cnt sq_doorbell) - d0))
+if [ "$d" -gt 0 ]; then
+	t_pass "1 us window: posts after the window rang ($d doorbells)"
+else
+	t_fail "1 us window: posts after the window ring" "no doorbell"
+fi
+d0=$(cnt sq_doorbell)
+perftest bw2 ib_write_bw 2000
+t_eq "1 us window: ib_write_bw completes" 0 "$st"
+
+# --- a client killed while its QP is watched
+window 1000000
+ip netns exec sp1 timeout 60 ib_write_bw -R -F -d siw2_sp1 -s 4096 -n 1000000 \
+	-p "$port" >"$tmp/kill.s" 2>&1 &
+spid=$!
+t_wait "listening $port" 20
+ip netns exec sp2 timeout 60 ib_write_bw -R -F -d siw2_sp2 -s 4096 -n 1000000 \
+	-p "$port" $S >"$tmp/kill.c" 2>&1 &
+cpid=$!
+port=$((port + 1))
+sleep 3
+if kill -0 "$cpid" 2>/dev/null; then
+	pkill -9 -f '^ib_write_bw .*siw2_sp2'
+	t_pass "kill: ib_write_bw was streaming when killed"
+else
+	t_fail "kill: ib_write_bw was streaming when killed" "$(tail -n 3 "$tmp/kill.c")"
+fi
+wait "$cpid" 2>/dev/null
+if t_wait "! kill -0 $spid" 30; then
+	t_pass "kill: the server notices and exits"
+else
+	t_fail "kill: the server notices and exits"
+fi
+reap 5
+if t_wait all_gone 20; then
+	t_pass "kill: every object released"
+else
+	t_fail "kill: every object released" "$(cat /sys/kernel/debug/siw2/objects)"
+fi
+
+# --- idle pollers cost nothing (the window ends 1 s after the last post)
+sleep 2
+c0=$(poller_ticks)
+sleep 3
+c1=$(poller_ticks)
+# A tick is 1/100 s (USER_HZ); allow one for the accounting's edges.
+if [ $((c1 - c0)) -le 1 ]; then
+	t_pass "idle pollers used no CPU in 3 s ($((c1 - c0)) ticks)"
+else
+	t_fail "idle pollers use no CPU" "$((c1 - c0)) ticks in 3 s"
+fi
+
+t_ok "rdma link delete siw2_sp1" ip netns exec sp1 rdma link delete siw2_sp1
+t_ok "rdma link delete siw2_sp2" ip netns exec sp2 rdma link delete siw2_sp2
+t_eq "no live siw2 objects" "$(siw2_objects_zero)" "$(cat /sys/kernel/debug/siw2/objects)"
+t_ok "modprobe -r siw2" modprobe -r siw2
+t_eq "no poller thread after unload" 0 "$(pgrep -c '^siw2_sqpoll/')"
+
+t_done
