@@ -59,8 +59,13 @@ struct siw2_sqpoller {
 static struct siw2_sqpoller *pollers;
 static unsigned int nr_pollers;
 
-/* Each new device's sq_poll_us; the device's own sysfs file changes it. */
-unsigned int siw2_sq_poll_us_default = 1000;
+/*
+ * Each new device's sq_poll_us; the device's own sysfs file changes it.
+ * Off by default: polling pays where a poller has a CPU to itself, and on
+ * a machine whose CPUs the applications keep busy it costs them latency
+ * (Documentation/admin-guide.md).
+ */
+unsigned int siw2_sq_poll_us_default;
 module_param_named(sq_poll_us, siw2_sq_poll_us_default, uint, 0644);
 MODULE_PARM_DESC(sq_poll_us,
 		 "microseconds a new device polls an idle user send queue before posts ring again (0: off, at most 1000000)");

@@ -88,6 +88,7 @@ t_ok "rdma link add siw2_sp2" ip netns exec sp2 rdma link add siw2_sp2 type siw2
 t_wait "ip netns exec sp2 ping -c 1 -W 1 $S" 10
 
 # --- the knob
+t_eq "polling is off by default" 0 "$(cat "$knob1")"
 t_eq "sq_poll_us defaults to the module parameter" \
 	"$(cat /sys/module/siw2/parameters/sq_poll_us)" "$(cat "$knob1")"
 t_refused "sq_poll_us refuses more than 1000000" sh -c "echo 1000001 >$knob1"
