@@ -320,9 +320,10 @@ static bool flush_sq(struct siw2_qp *qp)
 		cqe.wr_id = sqe.wr_id;
 		cqe.opcode = sqe.opcode < SIW2_OP_MAX ?
 			     sqe_wc_opcode[sqe.opcode] : SIW2_WC_SEND;
+		/* The slot is free before its CQE shows (sq_complete()). */
+		siw2_queue_consume(&qp->sq, 1);
 		/* An overflow is the CQ's error, reported there. */
 		siw2_cq_post(qp->scq, &cqe);
-		siw2_queue_consume(&qp->sq, 1);
 	}
 	qp->sq_fetch = qp->sq.cons;
 	return qp->sq.broken;
@@ -344,8 +345,8 @@ static bool flush_rq(struct siw2_qp *qp)
 	for (n = siw2_queue_avail(&qp->rq); n; n--) {
 		siw2_queue_read(&qp->rq, qp->rq.cons, &rqe);
 		cqe.wr_id = rqe.wr_id;
-		siw2_cq_post(qp->rcq, &cqe);
 		siw2_queue_consume(&qp->rq, 1);
+		siw2_cq_post(qp->rcq, &cqe);
 	}
 	return qp->rq.broken;
 }
@@ -1039,10 +1040,16 @@ int siw2_qp_sq_complete(struct siw2_qp *qp, u64 wr_id, u8 opcode,
 		ret = -ENOENT;
 		goto unlock;
 	}
+	/*
+	 * The slot goes back before the completion is published: a consumer
+	 * that has polled the CQE may reuse the slot at once (a user one
+	 * polls without entering the kernel), and the CQ's release of prod
+	 * orders the store of cons before it.
+	 */
+	siw2_queue_consume(&qp->sq, 1);
 	if (status != IB_WC_SUCCESS || (wqe_flags & SIW2_WQE_SIGNALED) ||
 	    qp->sig_all)
 		ret = siw2_cq_post(qp->scq, &cqe);
-	siw2_queue_consume(&qp->sq, 1);
 unlock:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	return ret;
