@@ -157,6 +157,7 @@ struct siw2_stream_rx {
 	u32 sge_idx;
 	/* A Write message just ended (Write with Immediate Data). */
 	bool after_write;
+	bool in_write;		/* a Write's segments arrive, not the last */
 	u32 write_len;
 };
 

@@ -587,8 +587,10 @@ static void seg_end(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 		if (rx->mr)
 			siw2_mr_put(rx->mr);
 		rx->mr = NULL;
-		rx->write_len = ev->msg_done && !rx->after_write ?
-				rx->seg_len : rx->write_len + rx->seg_len;
+		/* The length of this Write message, not of a run of Writes. */
+		rx->write_len = (rx->in_write ? rx->write_len : 0) +
+				rx->seg_len;
+		rx->in_write = !rx->hdr.last;
 		was_write = true;
 		break;
 	case SIW2_CLASS_READ_RESP:

@@ -51,7 +51,14 @@ static int query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 * device (sdev->atomic_lock), not to the CPU's own accesses.
 	 */
 	attr->atomic_cap = IB_ATOMIC_HCA;
-	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/*
+	 * Fast registration, Local Invalidate and Send with Invalidate; a
+	 * port event on every carrier change of the netdev (device.c); the
+	 * node GUID as sys_image_guid.
+	 */
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID;
 	/* Lets `rdma link delete` remove a device created by `rdma link add`. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;

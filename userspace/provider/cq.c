@@ -4,7 +4,10 @@
  *
  * The kernel produces CQEs into a ring shared with this process (siw2-abi.h,
  * "Shared queues"); polling and arming happen entirely in that memory, with
- * no system call. Only create, resize and destroy talk to the kernel.
+ * no system call. Only create, resize and destroy talk to the kernel. This
+ * file polls for ibv_poll_cq(); cq_ex.c polls for the extended API of a
+ * CQ made by ibv_create_cq_ex(), and both read CQEs through the helpers
+ * here (siw2_cq_pending(), siw2_cqe_decode(), siw2_cq_consume()).
  *
  * Concurrency: libibverbs lets any number of threads poll, arm and resize
  * one CQ at once. cq->lock (a spinlock: the critical sections are a few
@@ -29,6 +32,62 @@ struct siw2_resp_resize_cq {
 
 PABI_ASSERT_DRV_LAYOUT(struct siw2_resp_resize_cq, ibv_resp, drv);
 
+struct siw2_resp_create_cq_ex {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct siw2_uresp_create_cq drv;
+};
+
+PABI_ASSERT_DRV_LAYOUT(struct siw2_resp_create_cq_ex, ibv_resp, drv);
+
+/* What ibv_create_cq_ex() may ask of siw2 CQs. */
+#define SUPPORTED_WC_FLAGS IBV_WC_STANDARD_FLAGS
+#define SUPPORTED_CQ_INIT_MASK IBV_CQ_INIT_ATTR_MASK_FLAGS
+/*
+ * A single-threaded CQ may skip locking; siw2's lock is uncontended then
+ * and stays. Ignoring overrun is not offered: a siw2 CQ that overflows
+ * is in error for good (drivers/siw2/cq.c).
+ */
+#define SUPPORTED_CQ_FLAGS IBV_CREATE_CQ_ATTR_SINGLE_THREADED
+
+static struct siw2_cq *cq_alloc(void)
+{
+	struct siw2_cq *cq;
+	int err;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err) {
+		free(cq);
+		errno = err;
+		return NULL;
+	}
+	return cq;
+}
+
+static void cq_free(struct siw2_cq *cq)
+{
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+}
+
+/* After the create command: the ring, or the kernel's CQ goes again. */
+static int cq_map(struct siw2_cq *cq, int cmd_fd,
+		  const struct siw2_uresp_create_cq *drv)
+{
+	int err;
+
+	err = siw2_ring_map(&cq->ring, cmd_fd, drv->mmap_key, drv->num_cqe,
+			    sizeof(struct siw2_cqe));
+	if (err) {
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+		return err;
+	}
+	cq->id = drv->cq_id;
+	return 0;
+}
+
 struct ibv_cq *siw2_cq_create(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector)
@@ -38,34 +97,59 @@ struct ibv_cq *siw2_cq_create(struct ibv_context *ibctx, int cqe,
 	struct siw2_cq *cq;
 	int err;
 
-	cq = calloc(1, sizeof(*cq));
+	cq = cq_alloc();
 	if (!cq)
 		return NULL;
-	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
-
-	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibcq,
+	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
 				&cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
-	if (err)
-		goto err_lock;
+	if (!err)
+		err = cq_map(cq, ibctx->cmd_fd, &resp.drv);
+	if (err) {
+		cq_free(cq);
+		errno = err;
+		return NULL;
+	}
+	return &cq->vcq.cq;
+}
 
-	err = siw2_ring_map(&cq->ring, ibctx->cmd_fd, resp.drv.mmap_key,
-			    resp.drv.num_cqe, sizeof(struct siw2_cqe));
-	if (err)
-		goto err_destroy;
-	cq->id = resp.drv.cq_id;
-	return &cq->ibcq;
+/*
+ * The same CQ with the extended poll API. libibverbs refused wc_flags it
+ * does not know and initialises the ibv_cq part (channel, context, event
+ * counts) once this returns.
+ */
+struct ibv_cq_ex *siw2_cq_create_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct siw2_resp_create_cq_ex resp = {};
+	struct ibv_create_cq_ex cmd = {};
+	struct siw2_cq *cq;
+	int err;
 
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->ibcq);
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-err_free:
-	free(cq);
-	errno = err;
-	return NULL;
+	if (attr->wc_flags & ~(uint64_t)SUPPORTED_WC_FLAGS ||
+	    attr->comp_mask & ~(uint32_t)SUPPORTED_CQ_INIT_MASK ||
+	    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
+	     attr->flags & ~(uint32_t)SUPPORTED_CQ_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	cq = cq_alloc();
+	if (!cq)
+		return NULL;
+	err = siw2_cq_ex_setup(cq, attr->wc_flags);
+	if (!err)
+		err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd,
+					   sizeof(cmd), &resp.ibv_resp,
+					   sizeof(resp), 0);
+	if (!err)
+		err = cq_map(cq, ibctx->cmd_fd, &resp.drv);
+	if (err) {
+		cq_free(cq);
+		errno = err;
+		return NULL;
+	}
+	return &cq->vcq.cq_ex;
 }
 
 /* On failure the kernel's CQ lives on, and with it this memory. */
@@ -78,8 +162,7 @@ int siw2_cq_destroy(struct ibv_cq *ibcq)
 	if (err)
 		return err;
 	siw2_ring_unmap(&cq->ring);
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	cq_free(cq);
 	return 0;
 }
 
@@ -118,33 +201,43 @@ static bool wc_opcode(uint8_t op, enum ibv_wc_opcode *out)
 }
 
 /*
- * The CQE was published before prod, which the caller loaded with
- * acquire semantics, so plain reads see it whole. A CQE this provider
- * cannot interpret still completes its work request, as an error.
+ * What @cqe means to libibverbs. A CQE this provider cannot interpret
+ * still completes its work request, as an error.
  */
-static void cqe_to_wc(const struct siw2_cqe *cqe, struct ibv_wc *wc)
+void siw2_cqe_decode(const struct siw2_cqe *cqe, struct siw2_wc_hdr *wc)
 {
-	unsigned int wc_flags = 0;
-
-	wc->wr_id = cqe->wr_id;
 	wc->status = (enum ibv_wc_status)cqe->status;
-	wc->vendor_err = cqe->vendor_err;
-	wc->byte_len = cqe->byte_len;
-	wc->qp_num = cqe->qp_num;
-	wc->imm_data = 0;
 	if (!wc_opcode(cqe->opcode, &wc->opcode)) {
 		wc->opcode = IBV_WC_SEND;
 		if (wc->status == IBV_WC_SUCCESS)
 			wc->status = IBV_WC_GENERAL_ERR;
 	}
-	if (cqe->flags & SIW2_CQE_WITH_IMM) {
-		wc->imm_data = cqe->imm_inv;	/* passed through as given */
-		wc_flags |= IBV_WC_WITH_IMM;
-	} else if (cqe->flags & SIW2_CQE_WITH_INV) {
-		wc->invalidated_rkey = cqe->imm_inv;
-		wc_flags |= IBV_WC_WITH_INV;
-	}
-	wc->wc_flags = wc_flags;
+	if (cqe->flags & SIW2_CQE_WITH_IMM)
+		wc->wc_flags = IBV_WC_WITH_IMM;
+	else if (cqe->flags & SIW2_CQE_WITH_INV)
+		wc->wc_flags = IBV_WC_WITH_INV;
+	else
+		wc->wc_flags = 0;
+}
+
+/*
+ * The CQE was published before prod, which the caller loaded with
+ * acquire semantics, so plain reads see it whole.
+ */
+static void cqe_to_wc(const struct siw2_cqe *cqe, struct ibv_wc *wc)
+{
+	struct siw2_wc_hdr hdr;
+
+	siw2_cqe_decode(cqe, &hdr);
+	wc->wr_id = cqe->wr_id;
+	wc->status = hdr.status;
+	wc->opcode = hdr.opcode;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->qp_num = cqe->qp_num;
+	/* immediate data passed through as given, or the invalidated rkey */
+	wc->imm_data = hdr.wc_flags ? cqe->imm_inv : 0;
+	wc->wc_flags = hdr.wc_flags;
 	wc->src_qp = 0;
 	wc->pkey_index = 0;
 	wc->slid = 0;
@@ -152,37 +245,50 @@ static void cqe_to_wc(const struct siw2_cqe *cqe, struct ibv_wc *wc)
 	wc->dlid_path_bits = 0;
 }
 
+/*
+ * The unconsumed CQEs: [*cons, *prod). Caller holds cq->lock. EIO for a
+ * CQ that cannot be polled (broken, or a kernel claiming more CQEs than
+ * the ring holds: a bug never followed).
+ */
+int siw2_cq_pending(struct siw2_cq *cq, uint32_t *cons, uint32_t *prod)
+{
+	struct siw2_ring *ring = &cq->ring;
+
+	if (cq->broken)
+		return EIO;
+	*cons = __atomic_load_n(&ring->ctl->cons, __ATOMIC_RELAXED);
+	*prod = __atomic_load_n(&ring->ctl->prod, __ATOMIC_ACQUIRE);
+	return *prod - *cons > ring->num ? EIO : 0;
+}
+
+/* Hands the slots before @cons back to the kernel. Caller holds the lock. */
+void siw2_cq_consume(struct siw2_cq *cq, uint32_t cons)
+{
+	__atomic_store_n(&cq->ring.ctl->cons, cons, __ATOMIC_RELEASE);
+}
+
 int siw2_cq_poll(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 {
 	struct siw2_cq *cq = siw2_cq_of(ibcq);
-	struct siw2_ring *ring = &cq->ring;
-	uint32_t prod, cons, avail;
-	int n;
+	uint32_t prod, cons;
+	int n, err;
 
 	if (num <= 0)
 		return 0;
 
 	pthread_spin_lock(&cq->lock);
-	if (cq->broken)
-		goto err_broken;
-	cons = __atomic_load_n(&ring->ctl->cons, __ATOMIC_RELAXED);
-	prod = __atomic_load_n(&ring->ctl->prod, __ATOMIC_ACQUIRE);
-	avail = prod - cons;
-	/* More than the ring holds is a kernel bug; never follow it. */
-	if (avail > ring->num)
-		goto err_broken;
-
-	for (n = 0; n < num && (uint32_t)n < avail; n++)
-		cqe_to_wc(siw2_ring_ent(ring, cons + n), &wc[n]);
+	err = siw2_cq_pending(cq, &cons, &prod);
+	if (err) {
+		pthread_spin_unlock(&cq->lock);
+		errno = err;
+		return -1;
+	}
+	for (n = 0; n < num && cons + (uint32_t)n != prod; n++)
+		cqe_to_wc(siw2_ring_ent(&cq->ring, cons + n), &wc[n]);
 	if (n)
-		__atomic_store_n(&ring->ctl->cons, cons + n, __ATOMIC_RELEASE);
+		siw2_cq_consume(cq, cons + n);
 	pthread_spin_unlock(&cq->lock);
 	return n;
-
-err_broken:
-	pthread_spin_unlock(&cq->lock);
-	errno = EIO;
-	return -1;
 }
 
 /*

@@ -3,11 +3,12 @@
  * libsiw2: queue pairs (RC only: iWARP has no other type).
  *
  * Work requests go straight into the SQ and RQ rings shared with the kernel
- * (siw2-abi.h, "Shared queues"). Posting costs a system call only when the
- * kernel asks for one through the ring's flags: the SQ doorbell while the
- * send engine is idle, the RQ doorbell while the QP is in error and new
- * receives must be flushed. Everything else about a QP is a plain uverbs
- * command.
+ * (siw2-abi.h, "Shared queues"); sq.c builds and publishes SQEs for
+ * ibv_post_send() here and for the ibv_wr_*() API (qp_ex.c) alike. Posting
+ * costs a system call only when the kernel asks for one through the ring's
+ * flags: the SQ doorbell while the send engine is idle, the RQ doorbell
+ * while the QP is in error and new receives must be flushed. Everything
+ * else about a QP is a plain uverbs command.
  *
  * Concurrency: one lock per queue; posting to the SQ and the RQ of one QP
  * from different threads does not contend. Doorbells are rung after the
@@ -15,7 +16,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "siw2.h"
 
@@ -26,9 +26,9 @@ struct siw2_resp_create_qp {
 
 PABI_ASSERT_DRV_LAYOUT(struct siw2_resp_create_qp, ibv_resp, drv);
 
-#define SUPPORTED_INIT_ATTR (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS)
-#define SUPPORTED_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
-			      IBV_SEND_SOLICITED | IBV_SEND_INLINE)
+#define SUPPORTED_INIT_ATTR (IBV_QP_INIT_ATTR_PD | \
+			     IBV_QP_INIT_ATTR_CREATE_FLAGS | \
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
@@ -77,10 +77,20 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	if (err)
 		goto err_sq_lock;
 
+	/* Before the command, which leaves the ibv_qp_ex part alone. */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		err = siw2_qp_ex_setup(qp, attr->send_ops_flags);
+		if (err)
+			goto err_rq_lock;
+	}
+
 	err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
 				    &resp.ibv_resp, sizeof(resp));
 	if (err)
 		goto err_rq_lock;
+	/* ibv_qp_to_qp_ex() hands out qp_ex only with this bit. */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		qp->vqp.comp_mask |= VERBS_QP_EX;
 
 	err = siw2_ring_map(&qp->sq, ibctx->cmd_fd, resp.drv.sq_key,
 			    resp.drv.num_sqe, sizeof(struct siw2_sqe));
@@ -183,190 +193,126 @@ int siw2_qp_destroy(struct ibv_qp *ibqp)
 	return 0;
 }
 
-/* Gathers the SGEs' bytes into the SQE; the caller checked num_sge. */
-static int fill_inline(const struct siw2_qp *qp, struct siw2_sqe *sqe,
-		       const struct ibv_send_wr *wr)
+/* The header of @wr in the provider's terms; EINVAL for an unknown opcode. */
+static int wr_hdr(const struct ibv_send_wr *wr, struct siw2_wr *out)
 {
-	uint64_t len = 0;
-	int i;
-
-	for (i = 0; i < wr->num_sge; i++) {
-		uint32_t l = wr->sg_list[i].length;
-
-		if (len + l > qp->max_inline)
-			return EINVAL;
-		memcpy(sqe->inline_data + len,
-		       (const void *)(uintptr_t)wr->sg_list[i].addr, l);
-		len += l;
+	*out = (struct siw2_wr){
+		.wr_id = wr->wr_id,
+		.send_flags = wr->send_flags,
+	};
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+		out->opcode = SIW2_OP_SEND;
+		return 0;
+	case IBV_WR_SEND_WITH_IMM:
+		out->opcode = SIW2_OP_SEND_IMM;
+		out->imm_inv = wr->imm_data;	/* passed on as given */
+		return 0;
+	case IBV_WR_SEND_WITH_INV:
+		out->opcode = SIW2_OP_SEND_INV;
+		out->imm_inv = wr->invalidate_rkey;
+		return 0;
+	case IBV_WR_RDMA_WRITE:
+		out->opcode = SIW2_OP_WRITE;
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		out->opcode = SIW2_OP_WRITE_IMM;
+		out->imm_inv = wr->imm_data;
+		break;
+	case IBV_WR_RDMA_READ:
+		out->opcode = SIW2_OP_READ;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		out->opcode = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+			      SIW2_OP_ATOMIC_CMP_SWP :
+			      SIW2_OP_ATOMIC_FETCH_ADD;
+		out->raddr = wr->wr.atomic.remote_addr;
+		out->rkey = wr->wr.atomic.rkey;
+		out->compare_add = wr->wr.atomic.compare_add;
+		out->swap = wr->wr.atomic.swap;
+		return 0;
+	case IBV_WR_LOCAL_INV:
+		out->opcode = SIW2_OP_LOCAL_INV;
+		out->imm_inv = wr->invalidate_rkey;
+		return 0;
+	default:
+		return EINVAL;
 	}
-	sqe->inline_len = (uint32_t)len;
-	sqe->num_sge = 0;
-	sqe->flags |= SIW2_WQE_INLINE;
+	out->raddr = wr->wr.rdma.remote_addr;
+	out->rkey = wr->wr.rdma.rkey;
+	return 0;
+}
+
+/* The SGEs of @wr, by reference or (IBV_SEND_INLINE) copied in. */
+static int wr_data(const struct siw2_qp *qp, struct siw2_sqe *sqe,
+		   const struct ibv_send_wr *wr)
+{
+	int i, err;
+
+	if (wr->num_sge < 0)
+		return EINVAL;
+	if (!(wr->send_flags & IBV_SEND_INLINE))
+		return siw2_sqe_set_sges(qp, sqe, wr->sg_list,
+					 (size_t)wr->num_sge);
+	if ((uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		err = siw2_sqe_add_inline(qp, sqe,
+			(const void *)(uintptr_t)wr->sg_list[i].addr,
+			wr->sg_list[i].length);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
 /*
- * Translates @wr into @sqe, the free slot it will occupy; the slot is only
- * published once this succeeded, so a half-written slot is harmless.
+ * Translates @wr into @sqe, the free slot it will occupy (sq.c). A Local
+ * Invalidate names no memory: its SGEs, if any, are ignored.
  */
 static int fill_sqe(const struct siw2_qp *qp, struct siw2_sqe *sqe,
 		    const struct ibv_send_wr *wr)
 {
-	bool can_inline = false;
-	bool atomic = false;
-	int i;
+	struct siw2_wr hdr;
+	int err;
 
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge ||
-	    (wr->send_flags & ~SUPPORTED_SEND_FLAGS))
-		return EINVAL;
-
-	sqe->wr_id = wr->wr_id;
-	sqe->flags = 0;
-	sqe->rsvd0 = 0;
-	sqe->imm_inv = 0;
-	sqe->raddr = 0;
-	sqe->rkey = 0;
-	sqe->inline_len = 0;
-	sqe->compare_add = 0;
-	sqe->swap = 0;
-	sqe->rsvd1[0] = 0;
-	sqe->rsvd1[1] = 0;
-
-	switch (wr->opcode) {
-	case IBV_WR_SEND:
-		sqe->opcode = SIW2_OP_SEND;
-		can_inline = true;
-		break;
-	case IBV_WR_SEND_WITH_IMM:
-		sqe->opcode = SIW2_OP_SEND_IMM;
-		sqe->imm_inv = wr->imm_data;
-		can_inline = true;
-		break;
-	case IBV_WR_SEND_WITH_INV:
-		sqe->opcode = SIW2_OP_SEND_INV;
-		sqe->imm_inv = wr->invalidate_rkey;
-		can_inline = true;
-		break;
-	case IBV_WR_RDMA_WRITE:
-		sqe->opcode = SIW2_OP_WRITE;
-		sqe->raddr = wr->wr.rdma.remote_addr;
-		sqe->rkey = wr->wr.rdma.rkey;
-		can_inline = true;
-		break;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		sqe->opcode = SIW2_OP_WRITE_IMM;
-		sqe->raddr = wr->wr.rdma.remote_addr;
-		sqe->rkey = wr->wr.rdma.rkey;
-		sqe->imm_inv = wr->imm_data;
-		can_inline = true;
-		break;
-	case IBV_WR_RDMA_READ:
-		sqe->opcode = SIW2_OP_READ;
-		sqe->raddr = wr->wr.rdma.remote_addr;
-		sqe->rkey = wr->wr.rdma.rkey;
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		sqe->opcode = SIW2_OP_ATOMIC_CMP_SWP;
-		atomic = true;
-		break;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		sqe->opcode = SIW2_OP_ATOMIC_FETCH_ADD;
-		atomic = true;
-		break;
-	case IBV_WR_LOCAL_INV:
-		sqe->opcode = SIW2_OP_LOCAL_INV;
-		sqe->imm_inv = wr->invalidate_rkey;
-		sqe->num_sge = 0;
-		break;
-	default:
-		return EINVAL;
-	}
-
-	if (atomic) {
-		/* RFC 7306 atomics act on one 64-bit word: one 8-byte SGE */
-		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
-			return EINVAL;
-		sqe->raddr = wr->wr.atomic.remote_addr;
-		sqe->rkey = wr->wr.atomic.rkey;
-		sqe->compare_add = wr->wr.atomic.compare_add;
-		sqe->swap = wr->wr.atomic.swap;
-	}
-
-	if (wr->send_flags & IBV_SEND_SIGNALED || qp->sq_sig_all)
-		sqe->flags |= SIW2_WQE_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		sqe->flags |= SIW2_WQE_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		sqe->flags |= SIW2_WQE_FENCE;
-
-	if (wr->opcode == IBV_WR_LOCAL_INV)
-		return 0;
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		if (!can_inline)
-			return EINVAL;
-		return fill_inline(qp, sqe, wr);
-	}
-	sqe->num_sge = (uint8_t)wr->num_sge;
-	for (i = 0; i < wr->num_sge; i++) {
-		sqe->sge[i].addr = wr->sg_list[i].addr;
-		sqe->sge[i].length = wr->sg_list[i].length;
-		sqe->sge[i].lkey = wr->sg_list[i].lkey;
-	}
-	return 0;
-}
-
-/*
- * siw2-abi.h, "SQ doorbell"/"RQ doorbell": the full barrier orders our
- * store of prod before the load of flags; it pairs with the kernel's
- * smp_mb between setting a NEED_WAKEUP flag and its last look at prod.
- */
-static bool need_wakeup(const struct siw2_ring *ring, uint32_t bit)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return __atomic_load_n(&ring->ctl->flags, __ATOMIC_RELAXED) & bit;
+	err = wr_hdr(wr, &hdr);
+	if (!err)
+		err = siw2_sqe_init(qp, sqe, &hdr);
+	if (!err && wr->opcode != IBV_WR_LOCAL_INV)
+		err = wr_data(qp, sqe, wr);
+	return err ?: siw2_sqe_check(sqe);
 }
 
 int siw2_qp_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr)
 {
 	struct siw2_qp *qp = siw2_qp_of(ibqp);
-	struct siw2_ring *sq = &qp->sq;
 	struct ibv_send_wr *first = wr;
-	uint32_t prod, cons, n = 0;
-	int err = 0;
+	struct siw2_sq_batch b;
+	struct siw2_sqe *sqe;
+	int err = 0, ret;
 
 	pthread_spin_lock(&qp->sq_lock);
-	prod = __atomic_load_n(&sq->ctl->prod, __ATOMIC_RELAXED);
-	cons = __atomic_load_n(&sq->ctl->cons, __ATOMIC_ACQUIRE);
-	for (; wr; wr = wr->next, n++) {
-		/* A kernel cons past prod reads as full: never overwrite. */
-		if (prod + n - cons >= sq->num) {
-			cons = __atomic_load_n(&sq->ctl->cons,
-					       __ATOMIC_ACQUIRE);
-			if (prod + n - cons >= sq->num) {
-				err = ENOMEM;
-				break;
-			}
+	siw2_sq_begin(qp, &b);
+	for (; wr; wr = wr->next, b.n++) {
+		sqe = siw2_sq_next(qp, &b);
+		if (!sqe) {
+			err = ENOMEM;
+			break;
 		}
-		err = fill_sqe(qp, siw2_ring_ent(sq, prod + n), wr);
+		err = fill_sqe(qp, sqe, wr);
 		if (err)
 			break;
 	}
-	if (n)
-		__atomic_store_n(&sq->ctl->prod, prod + n, __ATOMIC_RELEASE);
+	siw2_sq_publish(qp, &b);
 	pthread_spin_unlock(&qp->sq_lock);
 
 	if (err)
 		*bad_wr = wr;
-	if (n && need_wakeup(sq, SIW2_SQ_NEED_WAKEUP)) {
-		struct ibv_send_wr *unused;
-		int ret;
-
-		/*
-		 * The kernel refuses a doorbell only for a QP it cannot run
-		 * any more; then none of these requests will execute.
-		 */
-		ret = ibv_cmd_post_send(ibqp, NULL, &unused);
+	if (b.n) {
+		ret = siw2_sq_doorbell(qp);
 		if (ret && !err) {
 			*bad_wr = first;
 			err = ret;
@@ -392,7 +338,7 @@ int siw2_qp_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	err = siw2_ring_post_recv(&qp->rq, qp->max_recv_sge, wr, bad_wr, &n);
 	pthread_spin_unlock(&qp->rq_lock);
 
-	if (n && need_wakeup(&qp->rq, SIW2_RQ_NEED_WAKEUP)) {
+	if (n && siw2_ring_need_wakeup(&qp->rq, SIW2_RQ_NEED_WAKEUP)) {
 		struct ibv_recv_wr *unused;
 		int ret;
 

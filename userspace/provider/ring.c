@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libsiw2: mapping the kernel's shared queues, and filling receive queue
- * entries, which a QP's RQ and an SRQ share.
+ * libsiw2: mapping the kernel's shared queues, filling receive queue
+ * entries, which a QP's RQ and an SRQ share, and the doorbell test every
+ * producer ring shares.
  *
  * Layout, index ownership and the memory ordering every access here
  * follows are specified in siw2-abi.h ("Shared queues"). The kernel
@@ -112,4 +113,16 @@ int siw2_ring_post_recv(struct siw2_ring *ring, uint32_t max_sge,
 		*bad_wr = wr;
 	*posted = n;
 	return err;
+}
+
+/*
+ * siw2-abi.h, "SQ doorbell"/"RQ doorbell": the full barrier orders the
+ * producer's store of prod before this load of flags; it pairs with the
+ * kernel's smp_mb between setting a NEED_WAKEUP flag and its last look at
+ * prod.
+ */
+bool siw2_ring_need_wakeup(const struct siw2_ring *ring, uint32_t bit)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&ring->ctl->flags, __ATOMIC_RELAXED) & bit;
 }

@@ -161,6 +161,7 @@ static int dealloc_pd(struct ibv_pd *pd)
 static const struct verbs_context_ops ctx_ops = {
 	.alloc_pd = alloc_pd,
 	.create_cq = siw2_cq_create,
+	.create_cq_ex = siw2_cq_create_ex,
 	.create_qp = siw2_qp_create,
 	.create_qp_ex = siw2_qp_create_ex,
 	.create_srq = siw2_srq_create,

@@ -53,6 +53,39 @@ struct siw2_ring {
 	uint32_t num;			/* a power of two */
 };
 
+/* What a CQE means in libibverbs' terms (cq.c decodes it, for both polls). */
+struct siw2_wc_hdr {
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	unsigned int wc_flags;
+};
+
+/*
+ * One work request in the provider's terms, whichever API posted it
+ * (ibv_post_send or ibv_wr_*): what sqe.c turns into an SQE's header.
+ * The data (SGEs or inline bytes) is added to the SQE separately.
+ */
+struct siw2_wr {
+	uint64_t wr_id;
+	uint64_t raddr;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t rkey;
+	uint32_t imm_inv;		/* immediate data (as given) or an rkey */
+	unsigned int send_flags;	/* IBV_SEND_* */
+	uint8_t opcode;			/* SIW2_OP_* */
+};
+
+/*
+ * SQEs being posted under the SQ's lock: slots prod .. prod + n - 1 are
+ * filled but not yet published; cons is the kernel's index as last seen.
+ */
+struct siw2_sq_batch {
+	uint32_t prod;
+	uint32_t n;
+	uint32_t cons;
+};
+
 static inline void *siw2_ring_ent(const struct siw2_ring *ring, uint32_t idx)
 {
 	return (char *)ring->ents + (size_t)(idx & (ring->num - 1)) *
@@ -60,18 +93,28 @@ static inline void *siw2_ring_ent(const struct siw2_ring *ring, uint32_t idx)
 }
 
 /*
- * A CQ. 'lock' serialises pollers, arming and resize: resize replaces
- * 'ring' while the kernel moves the unconsumed CQEs to the new one, and
- * a poller must neither consume an entry the kernel is copying nor read
- * a ring that is going away. 'broken' is set when a resized ring could
- * not be mapped; the CQ can then only be destroyed.
+ * A CQ: the library's verbs_cq (ibv_create_cq_ex hands out &vcq.cq_ex).
+ * 'lock' serialises pollers, arming and resize: resize replaces 'ring'
+ * while the kernel moves the unconsumed CQEs to the new one, and a poller
+ * must neither consume an entry the kernel is copying nor read a ring
+ * that is going away. 'broken' is set when a resized ring could not be
+ * mapped; the CQ can then only be destroyed.
+ *
+ * The extended poll (cq_ex.c) holds 'lock' from a successful start_poll
+ * to end_poll; 'cur' is the CQE the read_*() accessors report (it stays
+ * in the ring, unconsumed, until end_poll) and 'cur_wc' what it means,
+ * decoded once.
  */
 struct siw2_cq {
-	struct ibv_cq ibcq;
+	struct verbs_cq vcq;
 	pthread_spinlock_t lock;
 	struct siw2_ring ring;
 	uint32_t id;
 	bool broken;
+	const struct siw2_cqe *cur;
+	struct siw2_wc_hdr cur_wc;
+	uint32_t poll_next;		/* index after 'cur' */
+	uint32_t poll_prod;		/* prod as last loaded */
 };
 
 /*
@@ -79,6 +122,13 @@ struct siw2_cq {
  * then the SQ and, without an SRQ, the RQ. Each queue has its own lock so
  * that senders and receivers do not contend; the limits are the
  * kernel's answer to create_qp, clamped to what an entry can hold.
+ *
+ * A QP created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS also takes work
+ * requests through ibv_wr_*() (qp_ex.c): from wr_start to wr_complete or
+ * wr_abort the caller holds sq_lock, 'wr' is the batch being built,
+ * 'wr_sqe' the SQE the setters apply to (NULL before the first builder)
+ * and 'wr_err' the first error, which wr_complete reports after
+ * discarding the whole batch.
  */
 struct siw2_qp {
 	struct verbs_qp vqp;
@@ -91,6 +141,9 @@ struct siw2_qp {
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
 	bool sq_sig_all;
+	struct siw2_sq_batch wr;
+	struct siw2_sqe *wr_sqe;
+	int wr_err;
 };
 
 struct siw2_srq {
@@ -102,12 +155,22 @@ struct siw2_srq {
 
 static inline struct siw2_cq *siw2_cq_of(struct ibv_cq *ibcq)
 {
-	return pabi_container_of(ibcq, struct siw2_cq, ibcq);
+	return pabi_container_of(ibcq, struct siw2_cq, vcq.cq);
+}
+
+static inline struct siw2_cq *siw2_cq_ex_of(struct ibv_cq_ex *cq_ex)
+{
+	return pabi_container_of(cq_ex, struct siw2_cq, vcq.cq_ex);
 }
 
 static inline struct siw2_qp *siw2_qp_of(struct ibv_qp *ibqp)
 {
 	return pabi_container_of(ibqp, struct siw2_qp, vqp.qp);
+}
+
+static inline struct siw2_qp *siw2_qp_ex_of(struct ibv_qp_ex *qp_ex)
+{
+	return pabi_container_of(qp_ex, struct siw2_qp, vqp.qp_ex);
 }
 
 static inline struct siw2_srq *siw2_srq_of(struct ibv_srq *ibsrq)
@@ -122,6 +185,21 @@ void siw2_ring_unmap(struct siw2_ring *ring);
 int siw2_ring_post_recv(struct siw2_ring *ring, uint32_t max_sge,
 			struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr,
 			uint32_t *posted);
+bool siw2_ring_need_wakeup(const struct siw2_ring *ring, uint32_t bit);
+
+/* sq.c */
+void siw2_sq_begin(struct siw2_qp *qp, struct siw2_sq_batch *b);
+struct siw2_sqe *siw2_sq_next(struct siw2_qp *qp, struct siw2_sq_batch *b);
+void siw2_sq_publish(struct siw2_qp *qp, const struct siw2_sq_batch *b);
+int siw2_sq_doorbell(struct siw2_qp *qp);
+int siw2_sqe_init(const struct siw2_qp *qp, struct siw2_sqe *sqe,
+		  const struct siw2_wr *wr);
+int siw2_sqe_set_sges(const struct siw2_qp *qp, struct siw2_sqe *sqe,
+		      const struct ibv_sge *sg, size_t num);
+void siw2_sqe_clear_data(struct siw2_sqe *sqe);
+int siw2_sqe_add_inline(const struct siw2_qp *qp, struct siw2_sqe *sqe,
+			const void *addr, size_t len);
+int siw2_sqe_check(const struct siw2_sqe *sqe);
 
 /* cq.c */
 struct ibv_cq *siw2_cq_create(struct ibv_context *ibctx, int cqe,
@@ -131,6 +209,14 @@ int siw2_cq_destroy(struct ibv_cq *ibcq);
 int siw2_cq_poll(struct ibv_cq *ibcq, int num, struct ibv_wc *wc);
 int siw2_cq_req_notify(struct ibv_cq *ibcq, int solicited_only);
 int siw2_cq_resize(struct ibv_cq *ibcq, int cqe);
+struct ibv_cq_ex *siw2_cq_create_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr);
+void siw2_cqe_decode(const struct siw2_cqe *cqe, struct siw2_wc_hdr *wc);
+int siw2_cq_pending(struct siw2_cq *cq, uint32_t *cons, uint32_t *prod);
+void siw2_cq_consume(struct siw2_cq *cq, uint32_t cons);
+
+/* cq_ex.c */
+int siw2_cq_ex_setup(struct siw2_cq *cq, uint64_t wc_flags);
 
 /* qp.c */
 struct ibv_qp *siw2_qp_create(struct ibv_pd *pd,
@@ -146,6 +232,9 @@ int siw2_qp_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int siw2_qp_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
+
+/* qp_ex.c */
+int siw2_qp_ex_setup(struct siw2_qp *qp, uint64_t send_ops_flags);
 
 /* srq.c */
 struct ibv_srq *siw2_srq_create(struct ibv_pd *pd,

@@ -6,7 +6,8 @@
  *
  *   uverbs_test DEV checks    run the checks, one line per check:
  *                             "PASS name", "FAIL name: why", "SKIP name: why"
- *   uverbs_test DEV nosys     set up a CQ, QP and SRQ, then poll, arm and
+ *   uverbs_test DEV nosys     set up a CQ, an extended CQ, a QP and an SRQ,
+ *                             then poll (ibv_poll_cq, ibv_start_poll), arm and
  *                             post receives between two marker writes to
  *                             stdout; under strace, nothing may happen
  *                             between the markers (suites/uverbs.sh)
@@ -561,17 +562,23 @@ static int nosys(struct res *r)
 	struct ibv_srq_init_attr sinit = { .attr = { .max_wr = 8,
 						     .max_sge = 1 } };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_cq_init_attr_ex xattr = {
+		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct ibv_poll_cq_attr pattr = {};
 	struct ibv_wc wc[4];
 	struct ibv_srq *srq;
+	struct ibv_cq_ex *cqx;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	int i, bad_calls = 0;
 
+	cqx = ibv_create_cq_ex(r->ctx, &xattr);
 	cq = ibv_create_cq(r->ctx, 16, NULL, NULL, 0);
 	init.send_cq = init.recv_cq = cq;
 	qp = cq ? ibv_create_qp(r->pd, &init) : NULL;
 	srq = ibv_create_srq(r->pd, &sinit);
-	if (!qp || !srq || modify_state(qp, IBV_QPS_INIT) ||
+	if (!cqx || !qp || !srq || modify_state(qp, IBV_QPS_INIT) ||
 	    modify_state(qp, IBV_QPS_RTR)) {
 		fprintf(stderr, "nosys: setup failed: %s\n", strerror(errno));
 		return 1;
@@ -581,6 +588,7 @@ static int nosys(struct res *r)
 		return 1;
 	for (i = 0; i < 4; i++) {
 		bad_calls += ibv_poll_cq(cq, 4, wc) != 0;
+		bad_calls += ibv_start_poll(cqx, &pattr) != ENOENT;
 		bad_calls += ibv_req_notify_cq(cq, i & 1) != 0;
 		wr.wr_id = i;
 		bad_calls += ibv_post_recv(qp, &wr, &bad) != 0;
@@ -592,6 +600,7 @@ static int nosys(struct res *r)
 	ibv_destroy_qp(qp);
 	ibv_destroy_srq(srq);
 	ibv_destroy_cq(cq);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
 	if (bad_calls)
 		fprintf(stderr, "nosys: %d verbs failed\n", bad_calls);
 	return !!bad_calls;

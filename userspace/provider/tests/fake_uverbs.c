@@ -780,6 +780,14 @@ struct siw2_ring_ctl *fake_uverbs_srq_ring(uint32_t handle)
 	return srq ? rings[srq->ring[0]].ctl : NULL;
 }
 
+/* The SQE at free running index @idx of QP @qpn's SQ. */
+const struct siw2_sqe *fake_uverbs_qp_sqe(uint32_t qpn, uint32_t idx)
+{
+	struct obj *qp = obj_get(OBJ_QP, qpn);
+
+	return qp ? ring_ent(qp->ring[0], idx) : NULL;
+}
+
 /* The RQE at free running index @idx of that SRQ. */
 const struct siw2_rqe *fake_uverbs_srq_rqe(uint32_t handle, uint32_t idx)
 {

@@ -91,7 +91,7 @@ fi
 
 # 3. CQ, QP, SRQ, MR and the ring data path against the fake kernel
 if ns env LD_PRELOAD="$here/fake_uverbs.so" "$here/smoke" siw2_0 verbs; then
-	pass "CQ/QP/SRQ/MR verbs, rings, doorbells, flush"
+	pass "CQ/QP/SRQ/MR verbs, rings, doorbells, flush; ibv_create_cq_ex polling, ibv_wr_* batches and refusals"
 else
 	fail "smoke verbs"
 fi

@@ -8,7 +8,10 @@
  *   smoke DEV verbs   CQ, QP, SRQ and MR verbs and the shared-ring data
  *                     path against the shim's fake kernel (see
  *                     fake_uverbs.c), which the test inspects through
- *                     the shim's fake_uverbs_*() functions
+ *                     the shim's fake_uverbs_*() functions; the extended
+ *                     API too: ibv_create_cq_ex with start/next/end_poll
+ *                     and the read accessors, ibv_create_qp_ex with every
+ *                     ibv_wr_*() builder and setter siw2 offers
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <endian.h>
 #include <infiniband/verbs.h>
 #include <rdma/siw2-abi.h>
 
@@ -80,6 +84,7 @@ static struct {
 	unsigned int (*objects)(void);
 	struct siw2_ring_ctl *(*srq_ring)(uint32_t handle);
 	const struct siw2_rqe *(*srq_rqe)(uint32_t handle, uint32_t idx);
+	const struct siw2_sqe *(*qp_sqe)(uint32_t qpn, uint32_t idx);
 } fk;
 
 static int find_shim(void)
@@ -92,9 +97,10 @@ static int find_shim(void)
 	fk.objects = dlsym(RTLD_DEFAULT, "fake_uverbs_objects");
 	fk.srq_ring = dlsym(RTLD_DEFAULT, "fake_uverbs_srq_ring");
 	fk.srq_rqe = dlsym(RTLD_DEFAULT, "fake_uverbs_srq_rqe");
+	fk.qp_sqe = dlsym(RTLD_DEFAULT, "fake_uverbs_qp_sqe");
 	return fk.qp_ring && fk.cq_ring && fk.cq_push && fk.doorbells &&
-	       fk.last_sqe && fk.objects && fk.srq_ring && fk.srq_rqe ?
-	       0 : -1;
+	       fk.last_sqe && fk.objects && fk.srq_ring && fk.srq_rqe &&
+	       fk.qp_sqe ? 0 : -1;
 }
 
 /*
@@ -638,6 +644,536 @@ static int test_mr(struct ibv_pd *pd)
 	return 0;
 }
 
+/* ---- the extended API ---- */
+
+static int cq_ex_refused(struct ibv_context *ctx, uint64_t wc_flags,
+			 uint32_t comp_mask, uint32_t flags, const char *what)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 4, .wc_flags = wc_flags, .comp_mask = comp_mask,
+		.flags = flags,
+	};
+	struct ibv_cq_ex *cq;
+
+	errno = 0;
+	cq = ibv_create_cq_ex(ctx, &attr);
+	if (cq || errno != EOPNOTSUPP)
+		FAIL("cq_ex with %s: want NULL/EOPNOTSUPP, got %p/%s", what,
+		     (void *)cq, strerror(errno));
+	return 0;
+}
+
+static int test_cq_ex(struct ibv_context *ctx)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 10, .wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct siw2_cqe cqe = {};
+	struct siw2_ring_ctl *ctl;
+	struct ibv_cq_ex *cq;
+	struct ibv_wc wc;
+	uint32_t h;
+
+	if (cq_ex_refused(ctx, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP, 0, 0,
+			  "a completion timestamp") ||
+	    cq_ex_refused(ctx, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+			  0, 0, "a wallclock timestamp") ||
+	    cq_ex_refused(ctx, IBV_WC_EX_WITH_FLOW_TAG, 0, 0, "a flow tag") ||
+	    cq_ex_refused(ctx, IBV_WC_EX_WITH_CVLAN, 0, 0, "a VLAN") ||
+	    cq_ex_refused(ctx, 0, IBV_CQ_INIT_ATTR_MASK_FLAGS,
+			  IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, "ignore overrun") ||
+	    cq_ex_refused(ctx, 0, IBV_CQ_INIT_ATTR_MASK_PD, 0,
+			  "a parent domain"))
+		return 1;
+
+	cq = ibv_create_cq_ex(ctx, &attr);
+	if (!cq)
+		FAIL("ibv_create_cq_ex: %s", strerror(errno));
+	if (!cq->read_byte_len || !cq->read_imm_data || !cq->read_qp_num ||
+	    !cq->read_src_qp || !cq->read_sl || cq->read_completion_ts ||
+	    cq->read_cvlan || ibv_cq_ex_to_cq(cq)->cqe < 10)
+		FAIL("cq_ex accessors or size");
+	h = ibv_cq_ex_to_cq(cq)->handle;
+	ctl = fk.cq_ring(h);
+	if (ibv_start_poll(cq, &pattr) != ENOENT)
+		FAIL("start_poll of an empty CQ: not ENOENT");
+	/* ENOENT left the lock free: the legacy poll gets through. */
+	if (ibv_poll_cq(ibv_cq_ex_to_cq(cq), 1, &wc) != 0)
+		FAIL("poll_cq after ENOENT");
+
+	cqe = (struct siw2_cqe){ .wr_id = 1, .opcode = SIW2_WC_RECV_IMM,
+				 .flags = SIW2_CQE_WITH_IMM, .byte_len = 5,
+				 .imm_inv = 0x11223344, .qp_num = 9 };
+	fk.cq_push(h, &cqe);
+	cqe = (struct siw2_cqe){ .wr_id = 2, .opcode = SIW2_WC_RECV,
+				 .flags = SIW2_CQE_WITH_INV, .byte_len = 7,
+				 .imm_inv = 0xabcd, .qp_num = 9 };
+	fk.cq_push(h, &cqe);
+	cqe = (struct siw2_cqe){ .wr_id = 3, .opcode = SIW2_WC_RECV_WRITE_IMM,
+				 .flags = SIW2_CQE_WITH_IMM, .imm_inv = 7,
+				 .status = IBV_WC_REM_ACCESS_ERR,
+				 .vendor_err = 42 };
+	fk.cq_push(h, &cqe);
+	cqe = (struct siw2_cqe){ .wr_id = 4, .opcode = 200 };
+	fk.cq_push(h, &cqe);
+
+	if (ibv_start_poll(cq, &pattr) || cq->wr_id != 1 ||
+	    cq->status != IBV_WC_SUCCESS || ibv_wc_read_opcode(cq) != IBV_WC_RECV ||
+	    ibv_wc_read_byte_len(cq) != 5 ||
+	    ibv_wc_read_wc_flags(cq) != IBV_WC_WITH_IMM ||
+	    ibv_wc_read_imm_data(cq) != 0x11223344 ||
+	    ibv_wc_read_qp_num(cq) != 9 || ibv_wc_read_src_qp(cq) ||
+	    ibv_wc_read_slid(cq) || ibv_wc_read_sl(cq) ||
+	    ibv_wc_read_dlid_path_bits(cq) || ibv_wc_read_vendor_err(cq))
+		FAIL("cq_ex: first CQE (recv with imm) read wrong");
+	if (ctl->cons != 0)
+		FAIL("cq_ex: cons moved before end_poll");
+	if (ibv_next_poll(cq) || cq->wr_id != 2 ||
+	    ibv_wc_read_wc_flags(cq) != IBV_WC_WITH_INV ||
+	    ibv_wc_read_invalidated_rkey(cq) != 0xabcd ||
+	    ibv_wc_read_byte_len(cq) != 7)
+		FAIL("cq_ex: second CQE (recv with inv) read wrong");
+	if (ibv_next_poll(cq) || cq->wr_id != 3 ||
+	    cq->status != IBV_WC_REM_ACCESS_ERR ||
+	    ibv_wc_read_opcode(cq) != IBV_WC_RECV_RDMA_WITH_IMM ||
+	    ibv_wc_read_vendor_err(cq) != 42 || ibv_wc_read_imm_data(cq) != 7)
+		FAIL("cq_ex: third CQE (write with imm, error) read wrong");
+	ibv_end_poll(cq);
+	if (ctl->cons != 3)
+		FAIL("cq_ex: end_poll left cons at %u, want 3", ctl->cons);
+	if (ibv_start_poll(cq, &pattr) || cq->wr_id != 4 ||
+	    cq->status != IBV_WC_GENERAL_ERR)
+		FAIL("cq_ex: unknown CQE opcode not turned into an error");
+	if (ibv_next_poll(cq) != ENOENT)
+		FAIL("cq_ex: next_poll past the last CQE");
+	ibv_end_poll(cq);
+	if (ctl->cons != 4)
+		FAIL("cq_ex: cons %u after the batch, want 4", ctl->cons);
+
+	/* A CQE produced during a batch is found by next_poll. */
+	cqe = (struct siw2_cqe){ .wr_id = 5, .opcode = SIW2_WC_SEND };
+	fk.cq_push(h, &cqe);
+	if (ibv_start_poll(cq, &pattr) || cq->wr_id != 5)
+		FAIL("cq_ex: start_poll of a new batch");
+	cqe.wr_id = 6;
+	fk.cq_push(h, &cqe);
+	if (ibv_next_poll(cq) || cq->wr_id != 6 ||
+	    ibv_wc_read_opcode(cq) != IBV_WC_SEND)
+		FAIL("cq_ex: next_poll missed a CQE produced meanwhile");
+	if (ibv_next_poll(cq) != ENOENT)
+		FAIL("cq_ex: next_poll after the last");
+	ibv_end_poll(cq);
+	if (ctl->cons != 6)
+		FAIL("cq_ex: cons %u, want 6", ctl->cons);
+
+	pattr.comp_mask = 1;
+	if (ibv_start_poll(cq, &pattr) != EINVAL)
+		FAIL("start_poll with an unknown comp_mask");
+	cqe.wr_id = 7;
+	fk.cq_push(h, &cqe);
+	if (ibv_poll_cq(ibv_cq_ex_to_cq(cq), 1, &wc) != 1 || wc.wr_id != 7)
+		FAIL("legacy poll_cq on an extended CQ");
+	if (ibv_destroy_cq(ibv_cq_ex_to_cq(cq)))
+		FAIL("destroy cq_ex");
+	return 0;
+}
+
+/* One SQE of the batch, as the fake kernel sees it. */
+static int sqe_is(const struct siw2_sqe *e, uint64_t wr_id, uint8_t op,
+		  uint8_t flags, uint32_t rkey, uint64_t raddr,
+		  uint32_t imm_inv, const char *what)
+{
+	if (e->wr_id != wr_id || e->opcode != op || e->flags != flags ||
+	    e->rkey != rkey || e->raddr != raddr || e->imm_inv != imm_inv)
+		FAIL("wr_* %s: SQE wr_id %llu op %u flags %#x rkey %#x raddr %#llx imm_inv %#x",
+		     what, (unsigned long long)e->wr_id, e->opcode, e->flags,
+		     e->rkey, (unsigned long long)e->raddr, e->imm_inv);
+	return 0;
+}
+
+/* wr_start, @build, wr_complete: refused with @want, nothing published. */
+static int wr_refused(struct ibv_qp *qp, struct ibv_cq *cq, int want,
+		      void (*build)(struct ibv_qp_ex *, void *), void *arg,
+		      const char *what)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+	struct siw2_ring_ctl *sq = fk.qp_ring(qp->qp_num, 0);
+	unsigned int db = fk.doorbells(0);
+	uint32_t prod = sq->prod;
+	struct ibv_wc wc;
+	int err;
+
+	ibv_wr_start(qpx);
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	build(qpx, arg);
+	err = ibv_wr_complete(qpx);
+	if (err != want || sq->prod != prod || fk.doorbells(0) != db ||
+	    ibv_poll_cq(cq, 1, &wc) != 0)
+		FAIL("wr_* %s: complete %d (want %d), prod %u -> %u", what,
+		     err, want, prod, sq->prod);
+	return 0;
+}
+
+static char xbuf[256];
+
+static void b_setter_first(struct ibv_qp_ex *q, void *a)
+{
+	(void)a;
+	ibv_wr_set_sge(q, 5, (uintptr_t)xbuf, 8);
+	ibv_wr_send(q);
+}
+
+static void b_atomic_short(struct ibv_qp_ex *q, void *a)
+{
+	(void)a;
+	ibv_wr_atomic_fetch_add(q, 1, 0x1000, 1);
+	ibv_wr_set_sge(q, 5, (uintptr_t)xbuf, 4);
+}
+
+static void b_atomic_nodata(struct ibv_qp_ex *q, void *a)
+{
+	(void)a;
+	ibv_wr_atomic_cmp_swp(q, 1, 0x1000, 1, 2);
+}
+
+static void b_inline_long(struct ibv_qp_ex *q, void *a)
+{
+	(void)a;
+	ibv_wr_send(q);
+	ibv_wr_set_inline_data(q, xbuf, 65);
+}
+
+static void b_inline_read(struct ibv_qp_ex *q, void *a)
+{
+	(void)a;
+	ibv_wr_rdma_read(q, 1, 0x1000);
+	ibv_wr_set_inline_data(q, xbuf, 8);
+}
+
+static void b_read_2sge(struct ibv_qp_ex *q, void *a)
+{
+	const struct ibv_sge sg[2] = {
+		{ .addr = (uintptr_t)xbuf, .length = 8, .lkey = 5 },
+		{ .addr = (uintptr_t)xbuf + 8, .length = 8, .lkey = 5 },
+	};
+
+	(void)a;
+	ibv_wr_rdma_read(q, 1, 0x1000);
+	ibv_wr_set_sge_list(q, 2, sg);
+}
+
+static void b_send_imm_data(struct ibv_qp_ex *q, void *a)
+{
+	(void)a;
+	ibv_wr_send_imm(q, htobe32(1));
+	ibv_wr_set_sge(q, 5, (uintptr_t)xbuf, 8);
+}
+
+static void b_three_sges(struct ibv_qp_ex *q, void *a)
+{
+	const struct ibv_sge sg[3] = {
+		{ .addr = (uintptr_t)xbuf, .length = 1, .lkey = 5 },
+		{ .addr = (uintptr_t)xbuf, .length = 1, .lkey = 5 },
+		{ .addr = (uintptr_t)xbuf, .length = 1, .lkey = 5 },
+	};
+
+	(void)a;
+	ibv_wr_send(q);
+	ibv_wr_set_sge_list(q, 3, sg);
+}
+
+static void b_bad_flags(struct ibv_qp_ex *q, void *a)
+{
+	(void)a;
+	q->wr_flags = IBV_SEND_IP_CSUM;
+	ibv_wr_send(q);
+}
+
+static void b_good_then_bad(struct ibv_qp_ex *q, void *a)
+{
+	(void)a;
+	ibv_wr_send(q);
+	ibv_wr_set_sge(q, 5, (uintptr_t)xbuf, 8);
+	ibv_wr_atomic_fetch_add(q, 1, 0x1000, 1);	/* no data */
+}
+
+static void b_overfill(struct ibv_qp_ex *q, void *a)
+{
+	int i, n = *(int *)a;
+
+	for (i = 0; i < n; i++) {
+		q->wr_id = 300 + i;
+		ibv_wr_send(q);
+	}
+}
+
+static int test_qp_ex(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	const uint64_t all_ops = IBV_QP_EX_WITH_SEND |
+		IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |
+		IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV;
+	const struct ibv_sge sg[2] = {
+		{ .addr = (uintptr_t)xbuf, .length = 16, .lkey = 5 },
+		{ .addr = (uintptr_t)xbuf + 16, .length = 32, .lkey = 6 },
+	};
+	const struct ibv_data_buf dbufs[2] = {
+		{ .addr = xbuf, .length = 3 },
+		{ .addr = xbuf + 100, .length = 4 },
+	};
+	struct ibv_qp_init_attr_ex init = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1,
+			 .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+		.qp_type = IBV_QPT_RC,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW,
+	};
+	struct ibv_qp_init_attr legacy = {
+		.cap = { .max_send_wr = 1, .max_send_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_send_wr swr, *bad;
+	struct siw2_ring_ctl *sq;
+	const struct siw2_sqe *e;
+	struct ibv_qp_ex *qpx;
+	struct ibv_wc wc[16];
+	unsigned int db;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	uint32_t p0;
+	int i, n;
+
+	for (i = 0; i < (int)sizeof(xbuf); i++)
+		xbuf[i] = (char)(i * 3);
+	cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	if (!cq)
+		FAIL("qp_ex: ibv_create_cq: %s", strerror(errno));
+	init.send_cq = init.recv_cq = legacy.send_cq = legacy.recv_cq = cq;
+
+	errno = 0;
+	if (ibv_create_qp_ex(ctx, &init) || errno != EOPNOTSUPP)
+		FAIL("qp_ex with BIND_MW: want EOPNOTSUPP, got %s",
+		     strerror(errno));
+	init.send_ops_flags = IBV_QP_EX_WITH_TSO;
+	errno = 0;
+	if (ibv_create_qp_ex(ctx, &init) || errno != EOPNOTSUPP)
+		FAIL("qp_ex with TSO: want EOPNOTSUPP, got %s",
+		     strerror(errno));
+	qp = ibv_create_qp(pd, &legacy);
+	if (!qp || ibv_qp_to_qp_ex(qp))
+		FAIL("a QP without send_ops_flags has a qp_ex");
+	if (ibv_destroy_qp(qp))
+		FAIL("destroy legacy QP");
+
+	init.send_ops_flags = all_ops;
+	qp = ibv_create_qp_ex(ctx, &init);
+	if (!qp)
+		FAIL("ibv_create_qp_ex: %s", strerror(errno));
+	qpx = ibv_qp_to_qp_ex(qp);
+	if (!qpx || !qpx->wr_send || !qpx->wr_local_inv ||
+	    !qpx->wr_atomic_fetch_add || qpx->wr_bind_mw || qpx->wr_send_tso ||
+	    qpx->wr_set_ud_addr || qpx->wr_set_xrc_srqn ||
+	    qpx->wr_atomic_write || init.cap.max_inline_data != 64)
+		FAIL("qp_ex entry points");
+	sq = fk.qp_ring(qp->qp_num, 0);
+	p0 = sq->prod;
+	db = fk.doorbells(0);
+
+	/* One batch with every builder and setter. */
+	ibv_wr_start(qpx);
+	qpx->wr_id = 100;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, 2, sg);
+	qpx->wr_id = 101;
+	qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
+	ibv_wr_send_inv(qpx, 0x77);
+	ibv_wr_set_inline_data(qpx, xbuf, 10);
+	qpx->wr_id = 102;
+	qpx->wr_flags = 0;
+	ibv_wr_rdma_write(qpx, 0x88, 0x1000);
+	ibv_wr_set_inline_data_list(qpx, 2, dbufs);
+	qpx->wr_id = 103;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write_imm(qpx, 0x89, 0x2000, htobe32(0x01020304));
+	ibv_wr_set_sge(qpx, 5, (uintptr_t)xbuf, 16);
+	qpx->wr_id = 104;
+	qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	ibv_wr_rdma_read(qpx, 0x8a, 0x3000);
+	ibv_wr_set_sge(qpx, 6, (uintptr_t)xbuf + 16, 32);
+	qpx->wr_id = 105;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_cmp_swp(qpx, 0x8b, 0x4000, 5, 6);
+	ibv_wr_set_sge(qpx, 7, (uintptr_t)xbuf + 64, 8);
+	qpx->wr_id = 106;
+	ibv_wr_atomic_fetch_add(qpx, 0x8c, 0x5000, 9);
+	ibv_wr_set_sge(qpx, 7, (uintptr_t)xbuf + 72, 8);
+	qpx->wr_id = 107;
+	ibv_wr_local_inv(qpx, 0x8d);
+	qpx->wr_id = 108;
+	ibv_wr_send_imm(qpx, htobe32(0xdeadbeef));
+	if (sq->prod != p0 || fk.doorbells(0) != db)
+		FAIL("wr_*: published before wr_complete");
+	if (ibv_wr_complete(qpx))
+		FAIL("wr_complete of a good batch");
+	if (sq->prod != p0 + 9 || fk.doorbells(0) != db + 1)
+		FAIL("wr_complete: prod %u (want %u), %u doorbells (want 1)",
+		     sq->prod, p0 + 9, fk.doorbells(0) - db);
+
+	e = fk.qp_sqe(qp->qp_num, p0);
+	if (sqe_is(e, 100, SIW2_OP_SEND, SIW2_WQE_SIGNALED, 0, 0, 0, "send") ||
+	    e->num_sge != 2 || e->sge[1].addr != (uintptr_t)xbuf + 16 ||
+	    e->sge[1].length != 32 || e->sge[1].lkey != 6)
+		FAIL("wr_* send: SGE list");
+	e = fk.qp_sqe(qp->qp_num, p0 + 1);
+	if (sqe_is(e, 101, SIW2_OP_SEND_INV, SIW2_WQE_SIGNALED |
+		   SIW2_WQE_SOLICITED | SIW2_WQE_INLINE, 0, 0, 0x77,
+		   "send_inv") || e->num_sge || e->inline_len != 10 ||
+	    memcmp(e->inline_data, xbuf, 10))
+		FAIL("wr_* send_inv: inline data");
+	e = fk.qp_sqe(qp->qp_num, p0 + 2);
+	if (sqe_is(e, 102, SIW2_OP_WRITE, SIW2_WQE_INLINE, 0x88, 0x1000, 0,
+		   "rdma_write") || e->inline_len != 7 ||
+	    memcmp(e->inline_data, xbuf, 3) ||
+	    memcmp(e->inline_data + 3, xbuf + 100, 4))
+		FAIL("wr_* rdma_write: inline data list");
+	e = fk.qp_sqe(qp->qp_num, p0 + 3);
+	if (sqe_is(e, 103, SIW2_OP_WRITE_IMM, SIW2_WQE_SIGNALED, 0x89, 0x2000,
+		   htobe32(0x01020304), "rdma_write_imm") ||
+	    e->num_sge != 1 || e->sge[0].length != 16)
+		FAIL("wr_* rdma_write_imm: SGE");
+	e = fk.qp_sqe(qp->qp_num, p0 + 4);
+	if (sqe_is(e, 104, SIW2_OP_READ, SIW2_WQE_SIGNALED | SIW2_WQE_FENCE,
+		   0x8a, 0x3000, 0, "rdma_read") || e->num_sge != 1 ||
+	    e->sge[0].lkey != 6)
+		FAIL("wr_* rdma_read: SGE");
+	e = fk.qp_sqe(qp->qp_num, p0 + 5);
+	if (sqe_is(e, 105, SIW2_OP_ATOMIC_CMP_SWP, SIW2_WQE_SIGNALED, 0x8b,
+		   0x4000, 0, "cmp_swp") || e->compare_add != 5 ||
+	    e->swap != 6 || e->num_sge != 1 || e->sge[0].length != 8)
+		FAIL("wr_* cmp_swp: operands");
+	e = fk.qp_sqe(qp->qp_num, p0 + 6);
+	if (sqe_is(e, 106, SIW2_OP_ATOMIC_FETCH_ADD, SIW2_WQE_SIGNALED, 0x8c,
+		   0x5000, 0, "fetch_add") || e->compare_add != 9 ||
+	    e->sge[0].addr != (uintptr_t)xbuf + 72)
+		FAIL("wr_* fetch_add: operands");
+	e = fk.qp_sqe(qp->qp_num, p0 + 7);
+	if (sqe_is(e, 107, SIW2_OP_LOCAL_INV, SIW2_WQE_SIGNALED, 0, 0, 0x8d,
+		   "local_inv") || e->num_sge)
+		FAIL("wr_* local_inv: data");
+	e = fk.qp_sqe(qp->qp_num, p0 + 8);
+	if (sqe_is(e, 108, SIW2_OP_SEND_IMM, SIW2_WQE_SIGNALED, 0, 0,
+		   htobe32(0xdeadbeef), "send_imm") || e->num_sge ||
+	    e->flags & SIW2_WQE_INLINE)
+		FAIL("wr_* send_imm: data");
+	n = ibv_poll_cq(cq, 16, wc);
+	if (n != 8)
+		FAIL("wr_* batch: %d completions, want 8 (one unsignaled)", n);
+	for (i = 0; i < n; i++)
+		if (wc[i].wr_id != (uint64_t)(i < 2 ? 100 + i : 101 + i) ||
+		    wc[i].status != IBV_WC_SUCCESS)
+			FAIL("wr_* batch: completion %d wr_id %llu", i,
+			     (unsigned long long)wc[i].wr_id);
+
+	/* Refusals: the whole batch goes, nothing reaches the ring. */
+	n = 17;
+	if (wr_refused(qp, cq, EINVAL, b_setter_first, NULL,
+		       "a setter before any builder") ||
+	    wr_refused(qp, cq, EINVAL, b_atomic_short, NULL,
+		       "an atomic into 4 bytes") ||
+	    wr_refused(qp, cq, EINVAL, b_atomic_nodata, NULL,
+		       "an atomic without a buffer") ||
+	    wr_refused(qp, cq, EINVAL, b_inline_long, NULL,
+		       "inline data beyond max_inline_data") ||
+	    wr_refused(qp, cq, EINVAL, b_inline_read, NULL,
+		       "a read into inline data") ||
+	    wr_refused(qp, cq, EINVAL, b_read_2sge, NULL,
+		       "a read into 2 SGEs (max_sge_rd 1)") ||
+	    wr_refused(qp, cq, EINVAL, b_send_imm_data, NULL,
+		       "a send with immediate carrying data") ||
+	    wr_refused(qp, cq, EINVAL, b_three_sges, NULL,
+		       "more SGEs than max_send_sge") ||
+	    wr_refused(qp, cq, EINVAL, b_bad_flags, NULL,
+		       "IBV_SEND_IP_CSUM") ||
+	    wr_refused(qp, cq, EINVAL, b_good_then_bad, NULL,
+		       "a good request, then a bad one") ||
+	    wr_refused(qp, cq, ENOMEM, b_overfill, &n,
+		       "17 requests for a 16-slot SQ"))
+		return 1;
+
+	/* Abort and an empty batch: nothing published, no doorbell. */
+	db = fk.doorbells(0);
+	p0 = sq->prod;
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_abort(qpx);
+	ibv_wr_start(qpx);
+	if (ibv_wr_complete(qpx) || sq->prod != p0 || fk.doorbells(0) != db)
+		FAIL("wr_abort or an empty batch published something");
+
+	/*
+	 * With the engine watching the SQ, a batch rings no doorbell; the
+	 * next, with NEED_WAKEUP set again, rings one for both.
+	 */
+	sq->flags = 0;
+	n = 16;
+	ibv_wr_start(qpx);
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	b_overfill(qpx, &n);	/* exactly the ring: 300..315 */
+	if (ibv_wr_complete(qpx) || fk.doorbells(0) != db ||
+	    sq->prod != p0 + 16)
+		FAIL("a full batch while the engine watches");
+	sq->flags = SIW2_SQ_NEED_WAKEUP;
+	ibv_wr_start(qpx);
+	qpx->wr_id = 400;
+	ibv_wr_send(qpx);
+	if (ibv_wr_complete(qpx) != ENOMEM)
+		FAIL("a batch into a full SQ");
+	swr = (struct ibv_send_wr){ .wr_id = 401, .opcode = IBV_WR_SEND,
+				    .send_flags = IBV_SEND_SIGNALED };
+	if (ibv_post_send(qp, &swr, &bad) != ENOMEM)
+		FAIL("post_send into a full SQ");
+	/* The fake consumes on a doorbell only: ring it by a good batch. */
+	sq->cons = sq->prod - 15;	/* pretend one slot came back */
+	ibv_wr_start(qpx);
+	qpx->wr_id = 402;
+	ibv_wr_send(qpx);
+	if (ibv_wr_complete(qpx) || fk.doorbells(0) != db + 1)
+		FAIL("the batch after NEED_WAKEUP rang no doorbell");
+	n = ibv_poll_cq(cq, 16, wc);
+	if (n != 16 || wc[0].wr_id != 301 || wc[15].wr_id != 402)
+		FAIL("after the doorbell: %d completions, first %llu", n,
+		     n ? (unsigned long long)wc[0].wr_id : 0ULL);
+
+	/* ibv_post_send now applies the same rules to the same QP. */
+	swr = (struct ibv_send_wr){ .wr_id = 500, .sg_list = (struct ibv_sge *)sg,
+				    .num_sge = 1,
+				    .opcode = IBV_WR_SEND_WITH_IMM };
+	if (ibv_post_send(qp, &swr, &bad) != EINVAL || bad != &swr)
+		FAIL("post_send: a send with immediate carrying data");
+	swr.opcode = IBV_WR_RDMA_READ;
+	swr.num_sge = 2;
+	if (ibv_post_send(qp, &swr, &bad) != EINVAL)
+		FAIL("post_send: a read into 2 SGEs");
+	swr.opcode = IBV_WR_SEND_WITH_IMM;
+	swr.num_sge = 0;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	if (ibv_post_send(qp, &swr, &bad) || ibv_poll_cq(cq, 16, wc) != 1 ||
+	    wc[0].wr_id != 500)
+		FAIL("post_send: a send with immediate and no data");
+
+	if (ibv_destroy_qp(qp) || ibv_destroy_cq(cq))
+		FAIL("qp_ex: destroy QP, CQ");
+	return 0;
+}
+
 static int run_verbs(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd;
@@ -648,7 +1184,8 @@ static int run_verbs(struct ibv_context *ctx)
 	if (!pd)
 		FAIL("ibv_alloc_pd");
 	if (test_cq(ctx) || test_qp(ctx, pd) || test_srq(ctx, pd) ||
-	    test_mr(pd) || test_threads(ctx, pd))
+	    test_mr(pd) || test_threads(ctx, pd) || test_cq_ex(ctx) ||
+	    test_qp_ex(ctx, pd))
 		return 1;
 	if (ibv_dealloc_pd(pd))
 		FAIL("ibv_dealloc_pd");

@@ -3,9 +3,10 @@
 #
 # rdma-core's own tests (python3-pyverbs, /usr/share/doc/rdma-core/tests)
 # against a siw2 device on a veth netdev in network namespace pv: those
-# that apply to an iWARP RC device (device, PD, CQ, QP, MR, RDMA CM). Each
-# test is one check; every test not run is listed as a skip with its
-# reason, either pyverbs' own or why it does not apply to iWARP.
+# that apply to an iWARP RC device (device, PD, CQ and extended CQ, QP and
+# extended QP, MR, RDMA CM). Each test is one check; every test not run is
+# listed as a skip with its reason, either pyverbs' own or why it does not
+# apply to iWARP.
 #
 # Two things in pyverbs assume RoCE or a PCI NIC, and this suite works
 # around them: it passes --gid 0, as pyverbs skips every port whose GID ends
@@ -84,7 +85,7 @@ if not os.path.exists(f'/sys/class/infiniband/{dev}/device/net'):
     base.RDMATestCase._get_ip_mac = _get_ip_mac
 
 SCOPE = ('test_device', 'test_pd', 'test_cq', 'test_cqex', 'test_qp',
-         'test_mr', 'test_rdmacm', 'test_addr')
+         'test_qpex', 'test_mr', 'test_rdmacm', 'test_addr')
 IB_CONNECT = ('RC traffic between QPs connected by modify_qp with an '
               'IB/RoCE address vector; iWARP QPs connect through the rdma_cm')
 NO_UD = 'UC, UD, XRC and raw packet QPs: iWARP has RC QPs only'
@@ -96,6 +97,9 @@ NOT_IWARP = [
     (r'test_addr\.', 'address handles are for UD QPs over IB/RoCE'),
     (r'test_cq\.CQTest\.test_resize_cq', 'fills the CQ through UD QPs'),
     (r'test_cqex\.CqExTestCase\.test_rc', IB_CONNECT),
+    (r'test_qpex\.QpExTestCase\.test_qp_ex_rc_', IB_CONNECT),
+    (r'test_qpex\.QpExTestCase\..*_bad_flow$', 'runs on UD QPs (its '
+     '"ud_send" players): iWARP has RC QPs only'),
     (r'test_mr\.MRTest\.test_mr_rereg', IB_CONNECT),
     (r'test_mr\.MWTest\.test_(mw_|invalidate_mw)', IB_CONNECT),
     (r'test_mr\.(DmaBufTestCase|DeviceMemoryTest)\.', IB_CONNECT),

@@ -1,0 +1,929 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The extended verbs over a real siw2 connection, for the guest's verbsex
+ * suite: a client posts every ibv_wr_*() operation libsiw2 offers to a
+ * server in another network namespace, both poll their CQs with
+ * ibv_start_poll/ibv_next_poll/ibv_end_poll, and each side checks what it
+ * sees. One line per check: "PASS name" or "FAIL name: why"; other lines
+ * are information.
+ *
+ *   verbsex_test server ADDR PORT [-m MODE] [-T SEC]
+ *   verbsex_test client ADDR PORT [-m MODE] [-T SEC]
+ *
+ * MODE main (default):
+ *   The client's QP is made as perftest -R makes it for the new post-send
+ *   API (rdma_create_qp_ex with send_ops_flags), the server's with
+ *   ibv_create_qp_ex; both CQs with ibv_create_cq_ex. The server accepts
+ *   with its region R (address, rkey) in the Private Data. The client
+ *   then posts, each batch between ibv_wr_start and ibv_wr_complete:
+ *   A  Sends with an SGE list, inline data and an inline data list (the
+ *      sources are overwritten before wr_complete: inline copies), RDMA
+ *      Writes from an SGE and inline, a Write with Immediate, a Send with
+ *      Immediate (RFC 7306: no payload);
+ *   B  an unsignaled Write, Reads of everything written and of the
+ *      server's own pattern, Fetch and Add and Compare and Swap (a
+ *      matching and a failing compare), whose original values come back;
+ *   C  invalid sequences, each refused by wr_complete with nothing sent,
+ *      then one more Send, which must be the next message the server gets;
+ *   D  a Send with Invalidate of R's rkey. R is a user MR, which siw2
+ *      lets nobody invalidate (only fast registration MRs of kernel
+ *      consumers): the server's receive completes with REM_ACCESS_ERR and
+ *      its Terminate ends the connection.
+ *   The server checks every receive (opcode, byte_len, immediate data,
+ *   flags, data) and, at the end, R's contents.
+ * MODE localinv:
+ *   The client posts a Local Invalidate of its own (user) MR through
+ *   ibv_wr_local_inv: it completes as LOCAL_INV with LOC_PROT_ERR, and the
+ *   connection ends.
+ *
+ * -T SEC bounds every wait (default 60).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#define BUF_LEN 65536
+#define NRECV 8
+#define RECV_LEN 256
+#define RECV_OFF 32768		/* server: receive buffers after R */
+
+/* The server's region R (its buffer from 0) and what goes where. */
+#define R_WRITE 0		/* 64 B written from an SGE */
+#define R_INLINE 128		/* 48 B written inline */
+#define R_IMM 8192		/* IMM_LEN B written with immediate */
+#define R_ATOMIC 512		/* one 64-bit word, 100 at first */
+#define R_OWN 1024		/* 128 B of the server's own pattern */
+#define R_UNSIG 2048		/* 32 B by an unsignaled Write */
+
+/* The client's buffer. */
+#define L_WRITE 0
+#define L_INLINE 256
+#define L_IMM 16384
+#define L_UNSIG 512
+#define L_SEND 768
+#define L_READ 20480		/* read targets, 4 KiB apart */
+#define L_ATOMIC 4096		/* atomic results, 8 B apart */
+#define L_TAIL 8192
+
+/* A Write with Immediate of several DDP segments (veth MTU 1500). */
+#define IMM_LEN 3000
+#define IMM_WRITE 0x1234abcdU
+#define IMM_SEND 0xfeed0001U
+#define ATOMIC_START 100
+
+static const char SGE_A[] = "hello, ";
+static const char SGE_B[] = "siw2 sge list";
+static const char INL_1[] = "inline single";
+static const char *const INL_L[] = { "inline ", "list ", "of three" };
+static const char AFTER[] = "after the refusals";
+static const char NEVER[] = "this must never arrive";
+static const char INVAL[] = "invalidate R";
+
+static int timeout_s = 60;
+static int failures;
+static const char *who = "?";
+
+struct pdata {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+};
+
+struct side {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen_id;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq_ex *cq;
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;
+	unsigned char *buf;
+	struct ibv_mr *mr;
+	struct pdata peer;
+};
+
+/* One completion as the extended poll API reported it. */
+struct comp {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len;
+	uint32_t imm;
+	unsigned int flags;
+	uint32_t qp_num;
+	uint32_t vendor_err;
+};
+
+static void check(bool ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		printf("PASS %s: %s\n", who, name);
+		return;
+	}
+	failures++;
+	printf("FAIL %s: %s: ", who, name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void info(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s ", who);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void pattern(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(seed * 31 + i * 7 + (i >> 8));
+}
+
+static bool is_pattern(const unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (unsigned char)(seed * 31 + i * 7 + (i >> 8)))
+			return false;
+	return true;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * Collects up to @n completions through start_poll/next_poll/end_poll,
+ * reading every field the CQ offers, for at most @secs seconds.
+ */
+static int poll_comps_for(struct side *s, struct comp *c, int n, double secs)
+{
+	struct ibv_poll_cq_attr attr = {};
+	double end = now_s() + secs;
+	int got = 0, ret;
+
+	while (got < n) {
+		ret = ibv_start_poll(s->cq, &attr);
+		if (ret == ENOENT) {
+			if (now_s() >= end)
+				break;
+			usleep(1000);
+			continue;
+		}
+		if (ret) {
+			info("start_poll: %s", strerror(ret));
+			break;
+		}
+		do {
+			c[got] = (struct comp){
+				.wr_id = s->cq->wr_id,
+				.status = s->cq->status,
+				.opcode = ibv_wc_read_opcode(s->cq),
+				.byte_len = ibv_wc_read_byte_len(s->cq),
+				.imm = be32toh(ibv_wc_read_imm_data(s->cq)),
+				.flags = ibv_wc_read_wc_flags(s->cq),
+				.qp_num = ibv_wc_read_qp_num(s->cq),
+				.vendor_err = ibv_wc_read_vendor_err(s->cq),
+			};
+			info("WC wr_id=%llu status=%s opcode=%d len=%u imm=0x%x flags=0x%x qpn=%u",
+			     (unsigned long long)c[got].wr_id,
+			     ibv_wc_status_str(c[got].status), c[got].opcode,
+			     c[got].byte_len, c[got].imm, c[got].flags,
+			     c[got].qp_num);
+			got++;
+		} while (got < n && !ibv_next_poll(s->cq));
+		ibv_end_poll(s->cq);
+	}
+	return got;
+}
+
+static int poll_comps(struct side *s, struct comp *c, int n)
+{
+	return poll_comps_for(s, c, n, timeout_s);
+}
+
+/* What one completion must be. */
+static void expect_comp(const struct side *s, const struct comp *c,
+			uint64_t wr_id, enum ibv_wc_opcode op,
+			const char *name)
+{
+	check(c->wr_id == wr_id && c->status == IBV_WC_SUCCESS &&
+	      c->opcode == op && c->qp_num == s->qp->qp_num, name,
+	      "wr_id %llu (want %llu) status %s opcode %d (want %d) qpn %u (want %u)",
+	      (unsigned long long)c->wr_id, (unsigned long long)wr_id,
+	      ibv_wc_status_str(c->status), c->opcode, op, c->qp_num,
+	      s->qp->qp_num);
+}
+
+/* ---- resources ---- */
+
+static int make_cq(struct side *s, struct ibv_context *verbs)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+
+	s->cq = ibv_create_cq_ex(verbs, &attr);
+	check(s->cq != NULL, "ibv_create_cq_ex with IBV_WC_STANDARD_FLAGS",
+	      "%s", strerror(errno));
+	return s->cq ? 0 : -1;
+}
+
+static void qp_attr(struct side *s, struct ibv_qp_init_attr_ex *a)
+{
+	*a = (struct ibv_qp_init_attr_ex){
+		.send_cq = ibv_cq_ex_to_cq(s->cq),
+		.recv_cq = ibv_cq_ex_to_cq(s->cq),
+		.cap = { .max_send_wr = 32, .max_recv_wr = NRECV,
+			 .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+		.qp_type = IBV_QPT_RC,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = s->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_SEND_WITH_IMM |
+				  IBV_QP_EX_WITH_SEND_WITH_INV |
+				  IBV_QP_EX_WITH_RDMA_WRITE |
+				  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				  IBV_QP_EX_WITH_RDMA_READ |
+				  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+				  IBV_QP_EX_WITH_LOCAL_INV,
+	};
+}
+
+static int make_common(struct side *s, struct ibv_context *verbs)
+{
+	s->pd = ibv_alloc_pd(verbs);
+	s->buf = aligned_alloc(4096, BUF_LEN);
+	if (!s->pd || !s->buf)
+		return -1;
+	memset(s->buf, 0, BUF_LEN);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_LEN,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	if (!s->mr)
+		return -1;
+	return make_cq(s, verbs);
+}
+
+static void free_side(struct side *s)
+{
+	if (s->qp) {
+		if (s->id && s->id->qp == s->qp)
+			rdma_destroy_qp(s->id);
+		else
+			ibv_destroy_qp(s->qp);
+	}
+	if (s->cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(s->cq));
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->id)
+		rdma_destroy_id(s->id);
+	if (s->listen_id)
+		rdma_destroy_id(s->listen_id);
+	if (s->ch)
+		rdma_destroy_event_channel(s->ch);
+	free(s->buf);
+}
+
+/* The next CM event of type @want (others are printed and skipped). */
+static struct rdma_cm_event *wait_event(struct side *s,
+					enum rdma_cm_event_type want)
+{
+	struct pollfd pfd = { .fd = s->ch->fd, .events = POLLIN };
+	double end = now_s() + timeout_s;
+	struct rdma_cm_event *ev;
+
+	while (now_s() < end) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if (rdma_get_cm_event(s->ch, &ev))
+			return NULL;
+		info("CM %s status=%d", rdma_event_str(ev->event), ev->status);
+		if (ev->event == want)
+			return ev;
+		rdma_ack_cm_event(ev);
+		if (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
+		    ev->event == RDMA_CM_EVENT_REJECTED ||
+		    ev->event == RDMA_CM_EVENT_CONNECT_ERROR ||
+		    ev->event == RDMA_CM_EVENT_UNREACHABLE)
+			return NULL;
+	}
+	info("TIMEOUT waiting for %s", rdma_event_str(want));
+	return NULL;
+}
+
+static int get_addr(const char *host, const char *port, struct sockaddr *sa)
+{
+	struct addrinfo hints = {
+		.ai_flags = AI_NUMERICHOST,
+		.ai_socktype = SOCK_STREAM,
+	}, *res;
+
+	if (getaddrinfo(host, port, &hints, &res))
+		return -1;
+	memcpy(sa, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* ---- the server ---- */
+
+/* One expected receive: its opcode, length, immediate and data. */
+struct want_recv {
+	const char *name;
+	enum ibv_wc_opcode opcode;
+	enum ibv_wc_status status;
+	uint32_t byte_len;
+	unsigned int flags;
+	uint32_t imm;
+	const char *data;
+};
+
+static void check_recv(struct side *s, const struct comp *c,
+		       const struct want_recv *w, int idx)
+{
+	const unsigned char *data = s->buf + RECV_OFF + c->wr_id * RECV_LEN;
+	bool ok = c->wr_id == (uint64_t)idx && c->status == w->status &&
+		  c->qp_num == s->qp->qp_num;
+
+	if (w->status == IBV_WC_SUCCESS)
+		ok = ok && c->opcode == w->opcode &&
+		     c->byte_len == w->byte_len && c->flags == w->flags &&
+		     (!(w->flags & IBV_WC_WITH_IMM) || c->imm == w->imm) &&
+		     (!w->data || (c->wr_id < NRECV &&
+				   !memcmp(data, w->data, w->byte_len)));
+	check(ok, w->name,
+	      "wr_id %llu (want %d) status %s opcode %d len %u flags 0x%x imm 0x%x data '%.*s'",
+	      (unsigned long long)c->wr_id, idx, ibv_wc_status_str(c->status),
+	      c->opcode, c->byte_len, c->flags, c->imm,
+	      c->wr_id < NRECV ? (int)(c->byte_len < 64 ? c->byte_len : 64) : 0,
+	      c->wr_id < NRECV ? (const char *)data : "");
+}
+
+static void server_checks(struct side *s)
+{
+	const struct want_recv want[] = {
+		{ "receive 0: a Send from an SGE list", IBV_WC_RECV,
+		  IBV_WC_SUCCESS, 20, 0, 0, "hello, siw2 sge list" },
+		{ "receive 1: a Send of inline data (copied at the setter)",
+		  IBV_WC_RECV, IBV_WC_SUCCESS, 13, 0, 0, INL_1 },
+		{ "receive 2: a Send of an inline data list", IBV_WC_RECV,
+		  IBV_WC_SUCCESS, 20, 0, 0, "inline list of three" },
+		{ "receive 3: a Write with Immediate (opcode, byte_len, imm)",
+		  IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS, IMM_LEN,
+		  IBV_WC_WITH_IMM, IMM_WRITE, NULL },
+		{ "receive 4: a Send with Immediate, no payload", IBV_WC_RECV,
+		  IBV_WC_SUCCESS, 0, IBV_WC_WITH_IMM, IMM_SEND, NULL },
+		{ "receive 5: the Send after the refused batches (none of them went out)",
+		  IBV_WC_RECV, IBV_WC_SUCCESS, sizeof(AFTER) - 1, 0, 0,
+		  AFTER },
+		{ "receive 6: a Send with Invalidate of a user MR's rkey fails (REM_ACCESS_ERR)",
+		  IBV_WC_RECV, IBV_WC_REM_ACCESS_ERR, 0, 0, 0, NULL },
+	};
+	const int n = sizeof(want) / sizeof(want[0]);
+	struct comp c[NRECV];
+	uint64_t word;
+	int got, i;
+
+	got = poll_comps(s, c, n);
+	check(got == n, "every receive completed", "%d of %d", got, n);
+	for (i = 0; i < got; i++)
+		check_recv(s, &c[i], &want[i], i);
+
+	check(is_pattern(s->buf + R_WRITE, 64, 1),
+	      "R: the RDMA Write from an SGE landed", "data differs");
+	check(is_pattern(s->buf + R_INLINE, 48, 2),
+	      "R: the inline RDMA Write landed", "data differs");
+	check(is_pattern(s->buf + R_IMM, IMM_LEN, 3),
+	      "R: the Write with Immediate landed", "data differs");
+	check(is_pattern(s->buf + R_UNSIG, 32, 4),
+	      "R: the unsignaled RDMA Write landed", "data differs");
+	memcpy(&word, s->buf + R_ATOMIC, 8);
+	check(word == 7, "R: the atomics left 7 (100 +5, swapped 105 for 7, no swap for 999)",
+	      "%llu", (unsigned long long)word);
+}
+
+static int run_server(const char *host, const char *port, const char *mode)
+{
+	struct rdma_conn_param param = {
+		.responder_resources = 4,
+		.initiator_depth = 4,
+	};
+	struct ibv_qp_init_attr_ex qa;
+	struct sockaddr_storage src;
+	struct rdma_cm_event *ev;
+	struct side s = {};
+	struct ibv_sge sge;
+	uint64_t start = ATOMIC_START;
+	int i;
+
+	who = "server";
+	if (get_addr(host, port, (struct sockaddr *)&src))
+		return 2;
+	s.ch = rdma_create_event_channel();
+	if (!s.ch || rdma_create_id(s.ch, &s.listen_id, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(s.listen_id, (struct sockaddr *)&src) ||
+	    rdma_listen(s.listen_id, 1)) {
+		info("ERROR listen: %s", strerror(errno));
+		return 2;
+	}
+	info("LISTENING");
+	fflush(stdout);
+	ev = wait_event(&s, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (!ev)
+		goto out;
+	s.id = ev->id;
+	rdma_ack_cm_event(ev);
+
+	if (make_common(&s, s.id->verbs))
+		goto out;
+	qp_attr(&s, &qa);
+	s.qp = ibv_create_qp_ex(s.id->verbs, &qa);
+	check(s.qp != NULL, "ibv_create_qp_ex with every siw2 send op",
+	      "%s", strerror(errno));
+	if (!s.qp)
+		goto out;
+	pattern(s.buf + R_OWN, 128, 9);
+	memcpy(s.buf + R_ATOMIC, &start, 8);
+	for (i = 0; i < NRECV; i++) {
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		sge = (struct ibv_sge){
+			.addr = (uintptr_t)s.buf + RECV_OFF + i * RECV_LEN,
+			.length = RECV_LEN, .lkey = s.mr->lkey,
+		};
+		if (ibv_post_recv(s.qp, &wr, &bad))
+			goto out;
+	}
+	s.peer = (struct pdata){ .addr = (uintptr_t)s.buf,
+				 .rkey = s.mr->rkey, .len = RECV_OFF };
+	param.qp_num = s.qp->qp_num;
+	param.private_data = &s.peer;
+	param.private_data_len = sizeof(s.peer);
+	if (rdma_accept(s.id, &param)) {
+		info("ERROR rdma_accept: %s", strerror(errno));
+		goto out;
+	}
+	ev = wait_event(&s, RDMA_CM_EVENT_ESTABLISHED);
+	if (!ev)
+		goto out;
+	rdma_ack_cm_event(ev);
+
+	if (!strcmp(mode, "main"))
+		server_checks(&s);
+	ev = wait_event(&s, RDMA_CM_EVENT_DISCONNECTED);
+	check(ev != NULL, "the connection ends", "no DISCONNECTED");
+	if (ev)
+		rdma_ack_cm_event(ev);
+out:
+	free_side(&s);
+	info("DONE");
+	return failures ? 1 : 0;
+}
+
+/* ---- the client ---- */
+
+static struct ibv_sge lsge(struct side *s, size_t off, uint32_t len)
+{
+	return (struct ibv_sge){ .addr = (uintptr_t)s->buf + off,
+				 .length = len, .lkey = s->mr->lkey };
+}
+
+static uint64_t raddr(struct side *s, size_t off)
+{
+	return s->peer.addr + off;
+}
+
+/* Batch A: Sends, Writes, immediate data. */
+static void batch_a(struct side *s)
+{
+	struct ibv_qp_ex *q = s->qpx;
+	struct ibv_sge sl[2] = { lsge(s, L_SEND, sizeof(SGE_A) - 1),
+				 lsge(s, L_SEND + 64, sizeof(SGE_B) - 1) };
+	struct ibv_data_buf dl[3];
+	char inl[64], parts[3][16];
+	struct comp c[8];
+	int i, n, err;
+
+	memcpy(s->buf + L_SEND, SGE_A, sizeof(SGE_A) - 1);
+	memcpy(s->buf + L_SEND + 64, SGE_B, sizeof(SGE_B) - 1);
+	pattern(s->buf + L_WRITE, 64, 1);
+	pattern(s->buf + L_INLINE, 48, 2);
+	pattern(s->buf + L_IMM, IMM_LEN, 3);
+	strcpy(inl, INL_1);
+	for (i = 0; i < 3; i++) {
+		strcpy(parts[i], INL_L[i]);
+		dl[i] = (struct ibv_data_buf){ .addr = parts[i],
+					       .length = strlen(parts[i]) };
+	}
+
+	ibv_wr_start(q);
+	q->wr_flags = IBV_SEND_SIGNALED;
+	q->wr_id = 1;
+	ibv_wr_send(q);
+	ibv_wr_set_sge_list(q, 2, sl);
+	q->wr_id = 2;
+	ibv_wr_send(q);
+	ibv_wr_set_inline_data(q, inl, strlen(inl));
+	q->wr_id = 3;
+	ibv_wr_send(q);
+	ibv_wr_set_inline_data_list(q, 3, dl);
+	q->wr_id = 4;
+	ibv_wr_rdma_write(q, s->peer.rkey, raddr(s, R_WRITE));
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_WRITE, 64);
+	q->wr_id = 5;
+	ibv_wr_rdma_write(q, s->peer.rkey, raddr(s, R_INLINE));
+	ibv_wr_set_inline_data(q, s->buf + L_INLINE, 48);
+	q->wr_id = 6;
+	ibv_wr_rdma_write_imm(q, s->peer.rkey, raddr(s, R_IMM),
+			      htobe32(IMM_WRITE));
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_IMM, IMM_LEN);
+	q->wr_id = 7;
+	ibv_wr_send_imm(q, htobe32(IMM_SEND));
+	/* Inline data was copied by its setter: these changes must not show. */
+	memset(inl, 'X', sizeof(inl));
+	memset(parts, 'Y', sizeof(parts));
+	memset(s->buf + L_INLINE, 0, 48);
+	err = ibv_wr_complete(q);
+	check(!err, "batch A (7 requests) accepted by wr_complete", "%s",
+	      strerror(err));
+
+	n = poll_comps(s, c, 7);
+	check(n == 7, "batch A: 7 completions", "%d", n);
+	for (i = 0; i < n; i++) {
+		static const enum ibv_wc_opcode op[] = {
+			IBV_WC_SEND, IBV_WC_SEND, IBV_WC_SEND,
+			IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE,
+			IBV_WC_RDMA_WRITE, IBV_WC_SEND,
+		};
+		static const char *const name[] = {
+			"wr_send + wr_set_sge_list completes as SEND",
+			"wr_send + wr_set_inline_data completes as SEND",
+			"wr_send + wr_set_inline_data_list completes as SEND",
+			"wr_rdma_write + wr_set_sge completes as RDMA_WRITE",
+			"wr_rdma_write + wr_set_inline_data completes as RDMA_WRITE",
+			"wr_rdma_write_imm completes as RDMA_WRITE",
+			"wr_send_imm completes as SEND",
+		};
+
+		expect_comp(s, &c[i], i + 1, op[i], name[i]);
+	}
+}
+
+/* Batch B: an unsignaled Write, Reads, atomics. */
+static void batch_b(struct side *s)
+{
+	struct ibv_qp_ex *q = s->qpx;
+	static const struct { size_t r, len; unsigned int seed; } rd[] = {
+		{ R_WRITE, 64, 1 }, { R_INLINE, 48, 2 }, { R_IMM, IMM_LEN, 3 },
+		{ R_OWN, 128, 9 }, { R_UNSIG, 32, 4 },
+	};
+	static const char *const rd_name[] = {
+		"wr_rdma_read of the SGE Write's data",
+		"wr_rdma_read of the inline Write's data",
+		"wr_rdma_read of the Write with Immediate's data",
+		"wr_rdma_read of the server's own pattern",
+		"wr_rdma_read of the unsignaled Write's data",
+	};
+	uint64_t res[4];
+	struct comp c[12];
+	int i, n, err;
+
+	pattern(s->buf + L_UNSIG, 32, 4);
+	ibv_wr_start(q);
+	q->wr_id = 10;
+	q->wr_flags = 0;
+	ibv_wr_rdma_write(q, s->peer.rkey, raddr(s, R_UNSIG));
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_UNSIG, 32);
+	q->wr_flags = IBV_SEND_SIGNALED;
+	for (i = 0; i < 5; i++) {
+		q->wr_id = 11 + i;
+		ibv_wr_rdma_read(q, s->peer.rkey, raddr(s, rd[i].r));
+		ibv_wr_set_sge(q, s->mr->lkey,
+			       (uintptr_t)s->buf + L_READ + i * 4096,
+			       rd[i].len);
+	}
+	q->wr_id = 16;
+	ibv_wr_atomic_fetch_add(q, s->peer.rkey, raddr(s, R_ATOMIC), 5);
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_ATOMIC, 8);
+	q->wr_id = 17;
+	ibv_wr_atomic_cmp_swp(q, s->peer.rkey, raddr(s, R_ATOMIC), 105, 7);
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_ATOMIC + 8, 8);
+	q->wr_id = 18;
+	ibv_wr_atomic_cmp_swp(q, s->peer.rkey, raddr(s, R_ATOMIC), 999, 1);
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_ATOMIC + 16, 8);
+	q->wr_id = 19;
+	ibv_wr_atomic_fetch_add(q, s->peer.rkey, raddr(s, R_ATOMIC), 0);
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_ATOMIC + 24, 8);
+	err = ibv_wr_complete(q);
+	check(!err, "batch B (10 requests, one unsignaled) accepted", "%s",
+	      strerror(err));
+
+	n = poll_comps(s, c, 9);
+	check(n == 9, "batch B: 9 completions, none for the unsignaled Write",
+	      "%d", n);
+	for (i = 0; i < 5 && i < n; i++) {
+		expect_comp(s, &c[i], 11 + i, IBV_WC_RDMA_READ, rd_name[i]);
+		check(is_pattern(s->buf + L_READ + i * 4096, rd[i].len,
+				 rd[i].seed), rd_name[i],
+		      "read data differs");
+	}
+	if (n >= 9) {
+		expect_comp(s, &c[5], 16, IBV_WC_FETCH_ADD,
+			    "wr_atomic_fetch_add completes as FETCH_ADD");
+		expect_comp(s, &c[6], 17, IBV_WC_COMP_SWAP,
+			    "wr_atomic_cmp_swp completes as COMP_SWAP");
+		expect_comp(s, &c[7], 18, IBV_WC_COMP_SWAP,
+			    "a failing wr_atomic_cmp_swp completes as COMP_SWAP");
+		expect_comp(s, &c[8], 19, IBV_WC_FETCH_ADD,
+			    "wr_atomic_fetch_add of 0 completes as FETCH_ADD");
+	}
+	memcpy(res, s->buf + L_ATOMIC, sizeof(res));
+	check(res[0] == 100, "fetch_add returns the original value (100)",
+	      "%llu", (unsigned long long)res[0]);
+	check(res[1] == 105, "cmp_swp returns the original value (105) and swaps",
+	      "%llu", (unsigned long long)res[1]);
+	check(res[2] == 7, "a failing cmp_swp returns the current value (7)",
+	      "%llu", (unsigned long long)res[2]);
+	check(res[3] == 7, "the failing cmp_swp did not swap (still 7)",
+	      "%llu", (unsigned long long)res[3]);
+}
+
+/* Batch C: invalid sequences, then one good Send. */
+static void refused(struct side *s, int want, const char *name, int step)
+{
+	struct ibv_qp_ex *q = s->qpx;
+	struct ibv_sge two[2] = { lsge(s, L_TAIL, 8), lsge(s, L_TAIL + 8, 8) };
+	char big[512];
+	int err;
+
+	memcpy(s->buf + L_TAIL, NEVER, sizeof(NEVER) - 1);
+	memset(big, 'b', sizeof(big));
+	ibv_wr_start(q);
+	q->wr_id = 20 + step;
+	q->wr_flags = IBV_SEND_SIGNALED;
+	switch (step) {
+	case 0:		/* a setter before any builder */
+		ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_TAIL, 8);
+		ibv_wr_send(q);
+		break;
+	case 1:		/* an atomic into 4 bytes */
+		ibv_wr_atomic_fetch_add(q, s->peer.rkey, raddr(s, R_ATOMIC), 1);
+		ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_TAIL, 4);
+		break;
+	case 2:		/* inline data beyond the QP's max_inline_data */
+		ibv_wr_send(q);
+		ibv_wr_set_inline_data(q, big, sizeof(big));
+		break;
+	case 3:		/* a Read into 2 SGEs (max_sge_rd is 1) */
+		ibv_wr_rdma_read(q, s->peer.rkey, raddr(s, R_OWN));
+		ibv_wr_set_sge_list(q, 2, two);
+		break;
+	case 4:		/* a Send with Immediate carrying data */
+		ibv_wr_send_imm(q, htobe32(1));
+		ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_TAIL, 8);
+		break;
+	case 5:		/* a good Send, then an atomic without a buffer */
+		ibv_wr_send(q);
+		ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_TAIL,
+			       sizeof(NEVER) - 1);
+		ibv_wr_atomic_cmp_swp(q, s->peer.rkey, raddr(s, R_ATOMIC), 7,
+				      8);
+		break;
+	case 6:		/* a good Send, then wr_abort */
+		ibv_wr_send(q);
+		ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_TAIL,
+			       sizeof(NEVER) - 1);
+		ibv_wr_abort(q);
+		return;
+	}
+	err = ibv_wr_complete(q);
+	check(err == want, name, "wr_complete returned %d (%s), want %d", err,
+	      strerror(err), want);
+}
+
+static void batch_c(struct side *s)
+{
+	static const char *const name[] = {
+		"refused: a setter before any builder (EINVAL)",
+		"refused: an atomic into 4 bytes (EINVAL)",
+		"refused: inline data beyond max_inline_data (EINVAL)",
+		"refused: a Read into 2 SGEs, max_sge_rd 1 (EINVAL)",
+		"refused: a Send with Immediate carrying data (EINVAL)",
+		"refused: a good Send, then an atomic without a buffer: the whole batch (EINVAL)",
+		NULL,	/* wr_abort: the server sees whether it went out */
+	};
+	struct ibv_qp_ex *q = s->qpx;
+	struct comp c[8];
+	int i, n, err;
+
+	for (i = 0; i < 7; i++)
+		refused(s, EINVAL, name[i], i);
+
+	memcpy(s->buf + L_SEND + 128, AFTER, sizeof(AFTER) - 1);
+	ibv_wr_start(q);
+	q->wr_id = 30;
+	q->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(q);
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_SEND + 128,
+		       sizeof(AFTER) - 1);
+	err = ibv_wr_complete(q);
+	check(!err, "a good batch after the refused ones", "%s",
+	      strerror(err));
+	n = poll_comps(s, c, 1);
+	check(n == 1 && c[0].wr_id == 30,
+	      "the only completion after the refusals is the good Send's",
+	      "%d completions, first wr_id %llu", n,
+	      n ? (unsigned long long)c[0].wr_id : 0ULL);
+	/* Nothing refused may show up later either. */
+	usleep(200000);
+	n = poll_comps_for(s, c, 8, 0);
+	check(n == 0, "no completion for a refused request", "%d", n);
+}
+
+/* Batch D: a Send with Invalidate, which ends the connection. */
+static void batch_d(struct side *s)
+{
+	struct ibv_qp_ex *q = s->qpx;
+	struct comp c[2];
+	int err, n;
+
+	memcpy(s->buf + L_SEND + 192, INVAL, sizeof(INVAL) - 1);
+	ibv_wr_start(q);
+	q->wr_id = 40;
+	q->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_inv(q, s->peer.rkey);
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_SEND + 192,
+		       sizeof(INVAL) - 1);
+	err = ibv_wr_complete(q);
+	check(!err, "wr_send_inv accepted", "%s", strerror(err));
+	n = poll_comps(s, c, 1);
+	check(n == 1 && c[0].wr_id == 40 && (c[0].status != IBV_WC_SUCCESS ||
+					    c[0].opcode == IBV_WC_SEND),
+	      "wr_send_inv completes (as SEND, or flushed by the Terminate)",
+	      "%d completions", n);
+}
+
+static void local_inv(struct side *s)
+{
+	struct ibv_qp_ex *q = s->qpx;
+	struct comp c[2];
+	int err, n;
+
+	ibv_wr_start(q);
+	q->wr_id = 50;
+	q->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(q, s->mr->lkey);
+	err = ibv_wr_complete(q);
+	check(!err, "wr_local_inv accepted", "%s", strerror(err));
+	n = poll_comps(s, c, 1);
+	check(n == 1 && c[0].wr_id == 50 &&
+	      c[0].status == IBV_WC_LOC_PROT_ERR &&
+	      c[0].opcode == IBV_WC_LOCAL_INV,
+	      "wr_local_inv of a user MR completes as LOCAL_INV with LOC_PROT_ERR",
+	      "%d completions: wr_id %llu status %s opcode %d", n,
+	      n ? (unsigned long long)c[0].wr_id : 0ULL,
+	      n ? ibv_wc_status_str(c[0].status) : "-",
+	      n ? (int)c[0].opcode : -1);
+}
+
+static int run_client(const char *host, const char *port, const char *mode)
+{
+	struct rdma_conn_param param = {
+		.responder_resources = 8,
+		.initiator_depth = 8,
+	};
+	struct ibv_qp_init_attr_ex qa;
+	struct sockaddr_storage dst;
+	struct rdma_cm_event *ev;
+	struct side s = {};
+
+	who = "client";
+	if (get_addr(host, port, (struct sockaddr *)&dst))
+		return 2;
+	s.ch = rdma_create_event_channel();
+	if (!s.ch || rdma_create_id(s.ch, &s.id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(s.id, NULL, (struct sockaddr *)&dst, 5000)) {
+		info("ERROR resolve: %s", strerror(errno));
+		goto out;
+	}
+	ev = wait_event(&s, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (!ev)
+		goto out;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(s.id, 5000))
+		goto out;
+	ev = wait_event(&s, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (!ev)
+		goto out;
+	rdma_ack_cm_event(ev);
+
+	if (make_common(&s, s.id->verbs))
+		goto out;
+	/* As perftest -R does for the new post-send API. */
+	qp_attr(&s, &qa);
+	if (rdma_create_qp_ex(s.id, &qa)) {
+		check(false, "rdma_create_qp_ex with every siw2 send op", "%s",
+		      strerror(errno));
+		goto out;
+	}
+	s.qp = s.id->qp;
+	s.qpx = ibv_qp_to_qp_ex(s.qp);
+	check(s.qpx && s.qpx->wr_send && s.qpx->wr_atomic_cmp_swp &&
+	      !s.qpx->wr_bind_mw,
+	      "rdma_create_qp_ex with every siw2 send op: ibv_qp_to_qp_ex",
+	      "qp_ex %p", (void *)s.qpx);
+	if (!s.qpx)
+		goto out;
+	info("max_inline_data granted: %u", qa.cap.max_inline_data);
+
+	if (rdma_connect(s.id, &param)) {
+		info("ERROR rdma_connect: %s", strerror(errno));
+		goto out;
+	}
+	ev = wait_event(&s, RDMA_CM_EVENT_ESTABLISHED);
+	if (!ev)
+		goto out;
+	if (ev->param.conn.private_data_len >= sizeof(s.peer))
+		memcpy(&s.peer, ev->param.conn.private_data, sizeof(s.peer));
+	rdma_ack_cm_event(ev);
+	check(s.peer.rkey != 0, "the server's region arrived in the Private Data",
+	      "none");
+
+	if (!strcmp(mode, "main")) {
+		batch_a(&s);
+		batch_b(&s);
+		batch_c(&s);
+		batch_d(&s);
+	} else {
+		local_inv(&s);
+	}
+	ev = wait_event(&s, RDMA_CM_EVENT_DISCONNECTED);
+	check(ev != NULL, "the connection ends", "no DISCONNECTED");
+	if (ev)
+		rdma_ack_cm_event(ev);
+out:
+	free_side(&s);
+	info("DONE");
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = "main";
+	int i;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv] [-T SEC]\n");
+		return 2;
+	}
+	for (i = 4; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "-m"))
+			mode = argv[i + 1];
+		else if (!strcmp(argv[i], "-T"))
+			timeout_s = atoi(argv[i + 1]);
+		else
+			return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(argv[1], "server"))
+		return run_server(argv[2], argv[3], mode);
+	if (!strcmp(argv[1], "client"))
+		return run_client(argv[2], argv[3], mode);
+	return 2;
+}
