@@ -128,8 +128,10 @@ steady() {
 		t_log "polling: $tool, $n a side: $d1 doorbells"
 	done
 	t_eq "polling: $tool completes, 500 and 2500 a side" 2 "$ok"
-	if [ $((d1 - d2)) -le 1 ]; then
-		t_pass "polling: $tool: 4000 more sends rang $((d1 - d2)) more doorbells (at most 1)"
+	# The target: under 1 system call per 1000 work requests.
+	# Not 0: on an overloaded host a vCPU can stall past the window.
+	if [ $((d1 - d2)) -lt 4 ]; then
+		t_pass "polling: $tool: 4000 more sends rang $((d1 - d2)) more doorbells (under 1 per 1000)"
 	else
 		t_fail "polling: $tool: no doorbell in the steady state" \
 			"$d2 doorbells for 500 a side, $d1 for 2500"
