@@ -45,6 +45,7 @@ help:
 	@echo 'make kunit      the KUnit suites only'
 	@echo 'make fuzz       run the protocol fuzzer (FUZZ_SECONDS=60)'
 	@echo 'make lint       checkpatch, W=1 and sparse over the module'
+	@echo 'make bench      siw2 vs upstream siw, rxe, TCP in a guest (BENCH_ARGS=--quick; not CI)'
 
 modules: $(addprefix module-,$(KVERS))
 
@@ -114,6 +115,9 @@ kunit:
 
 demo:
 	$(TOP)/scripts/demo
+
+bench:
+	$(TOP)/scripts/bench $(BENCH_ARGS)
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The systems siw2's benchmark compares. Sourced by tools/testing/bench/run.
+#
+# A system is one line of BENCH_SYSTEMS:
+#
+#   NAME|KIND|CRC MODES|SETUP|TEARDOWN|DESCRIPTION
+#
+#   NAME      what the results call it; a name starting with "siw2" is one of
+#             ours, and the report gives each of its figures as a ratio to
+#             the same figure of every other system
+#   KIND      rdma (perftest, qp_scale) or tcp (iperf3, tcp_pp)
+#   CRC MODES the MPA CRC settings it runs with, "off on"; "-" when CRC is
+#             not a setting of the system (rxe always computes its ICRC,
+#             TCP has its checksum)
+#   SETUP     a command line, run as `SETUP CRC`: loads what is needed and
+#             creates the devices on both ends (bvs, bvc; see lib.sh),
+#             setting DEV_S and DEV_C to their names; fails loudly
+#   TEARDOWN  a command line, run as `TEARDOWN`: undoes SETUP
+#
+# Setup and teardown run once per system, repetition and CRC mode, so a
+# system may change anything (module, parameters, knobs) between them.
+
+BENCH_SYSTEMS=(
+	"siw2|rdma|off on|siw2_setup|siw2_teardown|siw2, this tree"
+	# --- siw2's send engine modes (the "zero system calls on the send
+	# path" issue). Once siw2 has its per-device knob, enable these two
+	# lines (and drop or keep the plain "siw2" above): siw2_setup
+	# KNOB=VALUE writes VALUE to /sys/class/infiniband/DEV/siw2/KNOB on
+	# both devices after `rdma link add`, and the system fails (reported,
+	# the others still run) if the attribute does not exist. Replace
+	# "send_mode", "poll" and "doorbell" with the knob's real name and
+	# values.
+	# "siw2-poll|rdma|off on|siw2_setup send_mode=poll|siw2_teardown|siw2, polling send engine"
+	# "siw2-doorbell|rdma|off on|siw2_setup send_mode=doorbell|siw2_teardown|siw2, doorbell send engine"
+	"siw|rdma|off on|siw_setup|siw_teardown|upstream siw (Debian's linux-source, out of tree)"
+	"rxe|rdma|-|rxe_setup|rxe_teardown|rdma_rxe (RoCEv2; ICRC always on)"
+	"tcp|tcp|-|true|true|kernel TCP (iperf3 one stream; tcp_pp ping-pong)"
+)
+
+# bench_system NAME: sets SYS_KIND, SYS_CRCS, SYS_SETUP, SYS_TEARDOWN,
+# SYS_DESC from NAME's entry; fails if there is none.
+bench_system() {
+	local e name rest
+	for e in "${BENCH_SYSTEMS[@]}"; do
+		name=${e%%|*}
+		[ "$name" = "$1" ] || continue
+		rest=${e#*|}
+		# shellcheck disable=SC2034 # for the caller
+		IFS='|' read -r SYS_KIND SYS_CRCS SYS_SETUP SYS_TEARDOWN SYS_DESC <<<"$rest"
+		return 0
+	done
+	return 1
+}
+
+bench_system_names() {
+	local e
+	for e in "${BENCH_SYSTEMS[@]}"; do
+		echo "${e%%|*}"
+	done
+}
+
+# link_add NAME TYPE NETDEV SIDE: `rdma link add` on the server (s) or the
+# client (c) side.
+link_add() {
+	local pre=("${S_NS[@]}")
+	[ "$4" = c ] && pre=("${C_NS[@]}")
+	"${pre[@]}" rdma link add "$1" type "$2" netdev "$3"
+}
+
+link_del() { rdma link delete "$1" 2>/dev/null; }
+
+# wait_port_active DEV: the device's port is ACTIVE (up to 10 s).
+wait_port_active() {
+	local tries=100
+	while [ "$tries" -gt 0 ]; do
+		rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE' && return 0
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	echo "bench: $1's port is not ACTIVE" >&2
+	return 1
+}
+
+# --- siw2 --------------------------------------------------------------------
+
+# siw2_setup CRC [KNOB=VALUE...]
+siw2_setup() {
+	local crc=$1 kv knob val dev
+	shift
+	modprobe siw2 || return 1
+	case $crc in
+	on) echo Y >/sys/module/siw2/parameters/mpa_crc ;;
+	off) echo N >/sys/module/siw2/parameters/mpa_crc ;;
+	esac || return 1
+	DEV_S=siw2_bs DEV_C=siw2_bc
+	link_add $DEV_S siw2 bvs s && link_add $DEV_C siw2 bvc c || return 1
+	# The send engine knob (see BENCH_SYSTEMS): per device, set before
+	# any QP exists.
+	for kv in "$@"; do
+		knob=${kv%%=*} val=${kv#*=}
+		for dev in $DEV_S $DEV_C; do
+			if [ ! -e "/sys/class/infiniband/$dev/siw2/$knob" ]; then
+				echo "bench: siw2 has no knob $knob (/sys/class/infiniband/$dev/siw2/$knob)" >&2
+				return 1
+			fi
+			echo "$val" >"/sys/class/infiniband/$dev/siw2/$knob" || return 1
+		done
+	done
+	wait_port_active $DEV_S && wait_port_active $DEV_C
+}
+
+siw2_teardown() {
+	link_del siw2_bs
+	link_del siw2_bc
+	[ -w /sys/module/siw2/parameters/mpa_crc ] &&
+		echo Y >/sys/module/siw2/parameters/mpa_crc
+	# Closing is deferred work: give it a moment before the unload.
+	local tries=50
+	while ! modprobe -r siw2 2>/dev/null && [ "$tries" -gt 0 ]; do
+		sleep 0.2
+		tries=$((tries - 1))
+	done
+	! grep -q '^siw2 ' /proc/modules
+}
+
+# --- upstream siw --------------------------------------------------------------
+#
+# Upstream siw has no module parameters: its CRC setting is a constant, so
+# CRC on is a second build (scripts/upstream-siw --variant crc, which sets
+# mpa_crc_required and makes both ends ask for CRC). SIW_KO and SIW_CRC_KO
+# are the two modules' paths (run's --siw-ko, --siw-crc-ko).
+
+siw_setup() {
+	local ko=$SIW_KO
+	[ "$1" = on ] && ko=$SIW_CRC_KO
+	if [ -z "$ko" ] || [ ! -r "$ko" ]; then
+		echo "bench: no upstream siw.ko for CRC $1 ('$ko'; scripts/upstream-siw builds it)" >&2
+		return 1
+	fi
+	grep -q '^siw ' /proc/modules && rmmod siw
+	modprobe ib_core && modprobe libcrc32c && insmod "$ko" || return 1
+	DEV_S=siw_bs DEV_C=siw_bc
+	link_add $DEV_S siw bvs s && link_add $DEV_C siw bvc c || return 1
+	wait_port_active $DEV_S && wait_port_active $DEV_C
+}
+
+siw_teardown() {
+	link_del siw_bs
+	link_del siw_bc
+	local tries=50
+	while grep -q '^siw ' /proc/modules && ! rmmod siw 2>/dev/null &&
+		[ "$tries" -gt 0 ]; do
+		sleep 0.2
+		tries=$((tries - 1))
+	done
+	! grep -q '^siw ' /proc/modules
+}
+
+# --- rxe -----------------------------------------------------------------------
+
+rxe_setup() {
+	modprobe rdma_rxe || return 1
+	DEV_S=rxe_bs DEV_C=rxe_bc
+	link_add $DEV_S rxe bvs s && link_add $DEV_C rxe bvc c || return 1
+	wait_port_active $DEV_S && wait_port_active $DEV_C
+}
+
+rxe_teardown() {
+	link_del rxe_bs
+	link_del rxe_bc
+	local tries=50
+	while ! modprobe -r rdma_rxe 2>/dev/null && [ "$tries" -gt 0 ]; do
+		sleep 0.2
+		tries=$((tries - 1))
+	done
+	! grep -q '^rdma_rxe ' /proc/modules
+}
