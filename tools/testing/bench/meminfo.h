@@ -15,6 +15,9 @@ struct meminfo {
 	long long slab;		/* Slab: SReclaimable + SUnreclaim */
 	long long vmalloc;	/* VmallocUsed: queues mapped to userspace */
 	long long page_tables;
+	long long kernel_stack;
+	long long percpu;
+	long long anon;		/* AnonPages: the processes' own memory */
 };
 
 static inline void meminfo_read(struct meminfo *m)
@@ -35,13 +38,28 @@ static inline void meminfo_read(struct meminfo *m)
 			m->vmalloc = val;
 		else if (!strcmp(key, "PageTables:"))
 			m->page_tables = val;
+		else if (!strcmp(key, "KernelStack:"))
+			m->kernel_stack = val;
+		else if (!strcmp(key, "Percpu:"))
+			m->percpu = val;
+		else if (!strcmp(key, "AnonPages:"))
+			m->anon = val;
 	}
 	fclose(f);
 }
 
+static inline long long meminfo_used(const struct meminfo *m)
+{
+	return m->slab + m->vmalloc + m->page_tables + m->kernel_stack +
+	       m->percpu + m->anon;
+}
+
 /*
- * Prints what grew between a and b, per unit, in KiB: mem (what left
- * MemFree: kernel and user, both ends), slab, vmalloc, pagetables.
+ * Prints what grew between a and b, per unit, in KiB: mem (the sum of
+ * Slab, VmallocUsed, PageTables, KernelStack, Percpu and AnonPages: what
+ * the kernel and the processes hold, without the page cache that makes
+ * MemFree noisy), then slab, vmalloc and anon on their own, and the drop of
+ * MemFree for comparison.
  */
 static inline void meminfo_print_delta(const struct meminfo *a,
 				       const struct meminfo *b,
@@ -49,10 +67,10 @@ static inline void meminfo_print_delta(const struct meminfo *a,
 {
 	double n = units ? units : 1;
 
-	printf("mem_kib=%.2f slab_kib=%.2f vmalloc_kib=%.2f pagetables_kib=%.2f",
-	       (a->mem_free - b->mem_free) / n, (b->slab - a->slab) / n,
-	       (b->vmalloc - a->vmalloc) / n,
-	       (b->page_tables - a->page_tables) / n);
+	printf("mem_kib=%.2f slab_kib=%.2f vmalloc_kib=%.2f anon_kib=%.2f memfree_kib=%.2f",
+	       (meminfo_used(b) - meminfo_used(a)) / n, (b->slab - a->slab) / n,
+	       (b->vmalloc - a->vmalloc) / n, (b->anon - a->anon) / n,
+	       (a->mem_free - b->mem_free) / n);
 }
 
 #endif

@@ -392,7 +392,7 @@ failed:
 	if (up == count && measured0)
 		meminfo_print_delta(&m0, &m1, count - first);
 	else
-		printf("mem_kib=nan slab_kib=nan vmalloc_kib=nan pagetables_kib=nan");
+		printf("mem_kib=nan slab_kib=nan vmalloc_kib=nan anon_kib=nan memfree_kib=nan");
 	printf("\n");
 	fflush(stdout);
 

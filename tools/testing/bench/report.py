@@ -205,7 +205,8 @@ def build_tables(res):
     t = Table(res, "Latency", "microseconds, lower is better",
               "perftest -R with CRC off: ib_write_lat and ib_send_lat report "
               "half the round trip, ib_read_lat the whole one. TCP: tcp_pp "
-              "ping-pong (half the round trip) for write/send, a 64 B request "
+              "ping-pong, polling like perftest (half the round trip) for "
+              "write/send, a 64 B request "
               "answered with the size (whole round trip) for read.")
     for test in LAT_TESTS:
         for size in lat_sizes:
@@ -234,13 +235,18 @@ def build_tables(res):
               "qp_scale: %d RC QPs (64-entry send and receive queues, one "
               "shared CQ) connected through the RDMA CM, 16 connections "
               "under way at a time (TCP: %d connect() calls). "
-              "Memory per idle connected QP: what the guest's memory grew "
-              "by between %d and %d connections, divided by the QPs of both "
-              "ends (TCP: per socket)." % (qps, qps, qps // 10, qps))
+              "Memory per idle connected QP: what the guest's Slab, "
+              "VmallocUsed, PageTables, KernelStack, Percpu and AnonPages "
+              "(/proc/meminfo) grew by between %d and %d connections, "
+              "divided by the QPs of both ends (TCP: per socket); the drop "
+              "of MemFree, page cache included, for comparison."
+              % (qps, qps, qps // 10, qps))
     for metric, name in (("connect_s", "time to connect %d (s)" % qps),
                          ("mem_kib_per_qp", "memory per QP (KiB)"),
                          ("slab_kib_per_qp", "of which slab (KiB)"),
-                         ("vmalloc_kib_per_qp", "of which vmalloc (KiB)")):
+                         ("vmalloc_kib_per_qp", "of which vmalloc (KiB)"),
+                         ("anon_kib_per_qp", "of which process memory (KiB)"),
+                         ("memfree_kib_per_qp", "MemFree drop (KiB)")):
         t.add([name], "off", "qp_scale", qps, metric)
     tables.append((t, ["figure"]))
 
@@ -249,8 +255,8 @@ def build_tables(res):
               "strace -c -f on the client, in separate short runs: the "
               "difference between N and 3N iterations, per 1000. One "
               "iteration posts one Send or RDMA Write work request (and for "
-              "ib_send_lat one receive). TCP: tcp_pp ping-pong, per 1000 "
-              "round trips.")
+              "ib_send_lat one receive). TCP: tcp_pp ping-pong with blocking "
+              "reads, per 1000 round trips.")
     for test, size in SYSCALL_TESTS:
         t.add([test, size_name(size)], "off", test, size,
               "syscalls_per_1k_wr")
@@ -314,6 +320,8 @@ def chart(res, path):
     except ImportError:
         return False
     bw_sizes = sizes_of(res, "bw_sizes", [64, 4096, 65536, 1048576])
+    if not any(k[4] == "bw_gbps" for k in res.values):
+        return False
     fig, axes = plt.subplots(1, len(BW_TESTS), figsize=(12, 4.2), dpi=72,
                              sharey=True)
     colours = ["tab:red", "tab:blue", "tab:green", "tab:gray", "tab:purple",
@@ -477,8 +485,8 @@ def main():
     tgts = targets(res)
     have_chart = chart(res, os.path.join(outdir, "chart.png"))
     if not have_chart:
-        sys.stderr.write("report: no matplotlib (python3-matplotlib); "
-                         "no chart.png\n")
+        sys.stderr.write("report: no chart.png (no bandwidth figures, or "
+                         "no python3-matplotlib)\n")
     figures = []
     for key, vals in sorted(res.values.items()):
         st = res.stats(key[0], key[1], key[2], key[3], key[4])

@@ -4,11 +4,15 @@
  *
  *   tcp_pp server -p PORT [-B ADDR] [-t SECONDS]
  *	serves one session, then exits
- *   tcp_pp pingpong -c ADDR -p PORT -s SIZE [-q REQ] [-n ITERS] [-t SECONDS]
+ *   tcp_pp pingpong -c ADDR -p PORT -s SIZE [-q REQ] [-n ITERS] [-w]
+ *		    [-t SECONDS]
  *	ITERS round trips: the client sends REQ octets (default SIZE), the
- *	server answers with SIZE octets; TCP_NODELAY on both sides. Prints
- *	the round trip's and half of it's typical (median), 99th percentile,
- *	minimum and average, in microseconds.
+ *	server answers with SIZE octets; TCP_NODELAY on both sides. Both
+ *	sides poll their socket (non-blocking reads in a loop), as perftest
+ *	polls its completion queue, unless the client asks for blocking reads
+ *	(-w; the server does as the client says). Prints the round trip's and
+ *	half of its typical (median), 99th percentile, minimum and average,
+ *	in microseconds.
  *   tcp_pp conns -c ADDR -p PORT -N COUNT [-t SECONDS]
  *	opens COUNT connections that the server accepts and keeps, and prints
  *	the time that took and what the guest's memory grew by per connection
@@ -46,9 +50,11 @@ struct hello {
 	uint32_t req;	/* pingpong: octets the client sends */
 	uint32_t resp;	/* pingpong: octets the server answers with */
 	uint32_t count;	/* conns: connections to accept */
+	uint32_t block;	/* pingpong: blocking reads instead of polling */
 };
 
 static const char *prog = "tcp_pp";
+static int poll_reads;	/* read with MSG_DONTWAIT in a loop */
 
 static void die(const char *what)
 {
@@ -103,9 +109,11 @@ static int full_read(int fd, void *buf, size_t len)
 	size_t got = 0;
 
 	while (got < len) {
-		ssize_t n = read(fd, p + got, len - got);
+		ssize_t n = recv(fd, p + got, len - got,
+				 poll_reads ? MSG_DONTWAIT : 0);
 
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR ||
+			      (poll_reads && errno == EAGAIN)))
 			continue;
 		if (n < 0)
 			die("read");
@@ -165,6 +173,7 @@ static void serve_pingpong(int fd, const struct hello *h)
 
 	if (!req || !resp)
 		fail("out of memory");
+	poll_reads = !h->block;
 	while (full_read(fd, req, h->req))
 		full_write(fd, resp, h->resp);
 	free(req);
@@ -243,9 +252,10 @@ static int cmp_double(const void *a, const void *b)
 }
 
 static int do_pingpong(const struct sockaddr_storage *ss, socklen_t len,
-		       unsigned int size, unsigned int req, unsigned int iters)
+		       unsigned int size, unsigned int req, unsigned int iters,
+		       int block)
 {
-	struct hello h = { MAGIC, MODE_PINGPONG, req, size, 0 };
+	struct hello h = { MAGIC, MODE_PINGPONG, req, size, 0, block };
 	unsigned int warm = iters / 10 + 10, i;
 	double *rtt, sum = 0, t0, t1;
 	char *out, *in;
@@ -258,6 +268,7 @@ static int do_pingpong(const struct sockaddr_storage *ss, socklen_t len,
 		fail("out of memory");
 	fd = dial(ss, len);
 	full_write(fd, &h, sizeof(h));
+	poll_reads = !block;
 	for (i = 0; i < warm + iters; i++) {
 		t0 = now_us();
 		full_write(fd, out, req);
@@ -298,7 +309,7 @@ static void sync_held(int ctl, uint32_t target)
 static int do_conns(const struct sockaddr_storage *ss, socklen_t len,
 		    unsigned int count)
 {
-	struct hello h = { MAGIC, MODE_CONNS, 0, 0, count };
+	struct hello h = { MAGIC, MODE_CONNS, 0, 0, count, 0 };
 	unsigned int first = count / 10, i;
 	struct meminfo m0 = { 0 }, m1;
 	double t0, t_first = 0, t1;
@@ -340,7 +351,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: tcp_pp server -p PORT [-B ADDR] [-t S]\n"
-		"       tcp_pp pingpong -c ADDR -p PORT -s SIZE [-q REQ] [-n ITERS] [-t S]\n"
+		"       tcp_pp pingpong -c ADDR -p PORT -s SIZE [-q REQ] [-n ITERS] [-w] [-t S]\n"
 		"       tcp_pp conns -c ADDR -p PORT -N COUNT [-t S]\n");
 	exit(2);
 }
@@ -350,6 +361,7 @@ int main(int argc, char **argv)
 	const char *mode, *addr = NULL, *port = NULL;
 	unsigned int size = 64, req = 0, iters = 10000, count = 1000;
 	unsigned int limit = 60;
+	int block = 0;
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int opt;
@@ -358,7 +370,7 @@ int main(int argc, char **argv)
 		usage();
 	mode = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "B:c:p:s:q:n:N:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "B:c:p:s:q:n:N:t:w")) != -1) {
 		switch (opt) {
 		case 'B':
 		case 'c':
@@ -382,6 +394,9 @@ int main(int argc, char **argv)
 		case 't':
 			limit = strtoul(optarg, NULL, 0);
 			break;
+		case 'w':
+			block = 1;
+			break;
 		default:
 			usage();
 		}
@@ -400,7 +415,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "pingpong")) {
 		if (!iters || !size)
 			usage();
-		return do_pingpong(&ss, len, size, req ? req : size, iters);
+		return do_pingpong(&ss, len, size, req ? req : size, iters,
+				   block);
 	}
 	if (!strcmp(mode, "conns"))
 		return do_conns(&ss, len, count);
