@@ -23,21 +23,27 @@
 # system may change anything (module, parameters, knobs) between them.
 
 BENCH_SYSTEMS=(
-	"siw2|rdma|off on|siw2_setup|siw2_teardown|siw2, this tree"
+	"siw2|rdma|off on|siw2_setup|siw2_teardown|siw2, this tree, default settings"
 	# --- siw2's send engine modes (the "zero system calls on the send
-	# path" issue). Once siw2 has its per-device knob, enable these two
-	# lines (and drop or keep the plain "siw2" above): siw2_setup
-	# KNOB=VALUE writes VALUE to /sys/class/infiniband/DEV/siw2/KNOB on
-	# both devices after `rdma link add`, and the system fails (reported,
-	# the others still run) if the attribute does not exist. Replace
-	# "send_mode", "poll" and "doorbell" with the knob's real name and
-	# values.
-	# "siw2-poll|rdma|off on|siw2_setup send_mode=poll|siw2_teardown|siw2, polling send engine"
-	# "siw2-doorbell|rdma|off on|siw2_setup send_mode=doorbell|siw2_teardown|siw2, doorbell send engine"
+	# path" issue): the per-device knob sq_poll_us (Documentation/
+	# admin-guide.md) is 0 for doorbell mode, else the idle window of SQ
+	# polling in microseconds. siw2_setup KNOB=VALUE writes VALUE to
+	# /sys/class/infiniband/DEV/siw2/KNOB on both devices after `rdma link
+	# add`, before any QP exists; the system fails (reported, the others
+	# still run) if the attribute does not exist. Not in the default
+	# selection (BENCH_DEFAULT_SYSTEMS); ask for them, e.g.
+	#   scripts/bench --systems siw2-doorbell,siw2-poll,siw \
+	#       --tests ib_write_lat,ib_send_lat,ib_write_bw --sections bw,lat,syscalls
+	"siw2-doorbell|rdma|off on|siw2_setup sq_poll_us=0|siw2_teardown|siw2, doorbell mode (sq_poll_us 0)"
+	"siw2-poll|rdma|off on|siw2_setup sq_poll_us=1000|siw2_teardown|siw2, SQ polling (sq_poll_us 1000)"
 	"siw|rdma|off on|siw_setup|siw_teardown|upstream siw (Debian's linux-source, out of tree)"
 	"rxe|rdma|-|rxe_setup|rxe_teardown|rdma_rxe (RoCEv2; ICRC always on)"
 	"tcp|tcp|-|true|true|kernel TCP (iperf3 one stream; tcp_pp ping-pong)"
 )
+
+# What runs when no system is named.
+# shellcheck disable=SC2034 # read by run
+BENCH_DEFAULT_SYSTEMS="siw2 siw rxe tcp"
 
 # bench_system NAME: sets SYS_KIND, SYS_CRCS, SYS_SETUP, SYS_TEARDOWN,
 # SYS_DESC from NAME's entry; fails if there is none.
