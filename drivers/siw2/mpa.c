@@ -707,7 +707,11 @@ static enum siw2_mpa_err cm_reply(struct siw2_mpa_cm *cm, bool reject,
 
 	if (cm->local.markers)
 		flags |= SIW2_MPA_FLAG_M;
-	if (cm->local.crc)
+	/*
+	 * 7.1.1 C: the Request's C already turns CRCs on; the Reply says so
+	 * too, for peers that want to see C in the Reply when they asked.
+	 */
+	if (c->crc)
 		flags |= SIW2_MPA_FLAG_C;
 	if (reject)
 		flags |= SIW2_MPA_FLAG_R;

@@ -1007,6 +1007,10 @@ static void check_row(struct kunit *test, struct cm_pair *cp,
 	KUNIT_EXPECT_EQ_MSG(test, rc->enhanced, t->enhanced, "%s", t->what);
 	KUNIT_EXPECT_EQ_MSG(test, ic->crc, t->crc, "%s", t->what);
 	KUNIT_EXPECT_EQ_MSG(test, rc->crc, t->crc, "%s", t->what);
+	/* The Reply's C says whether CRCs are on, whoever asked. */
+	KUNIT_EXPECT_EQ_MSG(test,
+			    !!(cp->rep[SIW2_MPA_KEY_LEN] & SIW2_MPA_FLAG_C),
+			    t->crc, "%s", t->what);
 	KUNIT_EXPECT_EQ_MSG(test, ic->tx_markers, t->i_tx_markers, "%s",
 			    t->what);
 	KUNIT_EXPECT_EQ_MSG(test, ic->rx_markers, t->i_rx_markers, "%s",

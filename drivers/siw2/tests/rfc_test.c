@@ -279,11 +279,11 @@ static void rfc_test_5044_frame_unchecked_bits(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, cm->conn.crc);
 	KUNIT_ASSERT_EQ(test, cm->conn.pdata_len, 2);
 	KUNIT_EXPECT_EQ(test, cm->conn.pdata[0], 'a');
-	/* Our Reply leaves R and Res zero. */
+	/* Our Reply leaves R and Res zero; C says CRCs are on. */
 	KUNIT_ASSERT_EQ(test, siw2_mpa_cm_accept(cm, 0, 0, NULL, 0, f,
 						 SIW2_MPA_FRAME_MAX, &n),
 			SIW2_MPA_OK);
-	KUNIT_EXPECT_EQ(test, f[16], 0);
+	KUNIT_EXPECT_EQ(test, f[16], SIW2_MPA_FLAG_C);
 	KUNIT_EXPECT_EQ(test, f[17], 1);
 
 	/* Responder, rev 2: R and Res set, S clear, in a rev 2 Request. */

@@ -2352,7 +2352,7 @@ static void check_reply(const struct siw2_mpa_cm *cm, const u8 *b,
 	const struct siw2_mpa_params *p = &cm->local;
 	const struct siw2_mpa_conn *c = &cm->conn;
 	u8 flags = (p->markers ? SIW2_MPA_FLAG_M : 0) |
-		   (p->crc ? SIW2_MPA_FLAG_C : 0) |
+		   (c->crc ? SIW2_MPA_FLAG_C : 0) |
 		   (reject ? SIW2_MPA_FLAG_R : 0);
 	u16 ird_raw, ord_raw, rird, rord, req_ird = 0;
 	bool req_p2p;
