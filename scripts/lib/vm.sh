@@ -258,7 +258,10 @@ vm_quote() {
 
 # Kernel log lines that fail a run.  Matched case-sensitively, as the kernel
 # prints them.
-VM_BAD_LOG='BUG:|WARNING:|Oops|general protection fault|KASAN|UBSAN|'
+# A general protection fault counts when the kernel oopsed ("[#1]"); a
+# user program's own ("traps: prog[pid] general protection fault ip:...")
+# is that program's business, and its test says so.
+VM_BAD_LOG='BUG:|WARNING:|Oops|general protection fault.*\[#[0-9]|KASAN|UBSAN|'
 VM_BAD_LOG+='soft lockup|hard LOCKUP|blocked for more than|Kernel panic|'
 # kmemleak reports as "kmemleak: N new suspected memory leaks"; its banner
 # on a kernel that has it must not count.
