@@ -6,8 +6,9 @@
 # doorbell is back and a post still completes; with sq_poll_us 0 every post
 # rings. The debugfs counter sq_doorbell counts doorbells (user SQ
 # doorbells are the only system calls of posting). A client killed while
-# the poller watches its QP leaves nothing behind, and pollers with
-# nothing to watch use no CPU.
+# the poller watches its QP, or either side killed at random points of a
+# stream of posts, leaves nothing behind, and pollers with nothing to
+# watch use no CPU.
 #
 # Namespaces sp1 and sp2 joined by a veth pair, a siw2 device in each;
 # perftest over the rdma_cm and rping -V between them.
@@ -195,6 +196,48 @@ if t_wait all_gone 20; then
 	t_pass "kill: every object released"
 else
 	t_fail "kill: every object released" "$(cat /sys/kernel/debug/siw2/objects)"
+fi
+
+# --- killed mid-post: SIGKILL lands at a random point of a stream of
+# posts (between a WQE's stores, its prod and the flags load) while the
+# poller reads the same ring, on either side in turn. Every time the
+# other side ends, every object goes, and nothing is left polling.
+bad=0
+for i in 1 2 3 4 5 6 7 8; do
+	ip netns exec sp1 timeout 60 ib_send_bw -R -F -d siw2_sp1 -s 64 \
+		-n 100000000 -p "$port" >"$tmp/mid.s" 2>&1 &
+	spid=$!
+	t_wait "listening $port" 20
+	ip netns exec sp2 timeout 60 ib_send_bw -R -F -d siw2_sp2 -s 64 \
+		-n 100000000 -p "$port" $S >"$tmp/mid.c" 2>&1 &
+	cpid=$!
+	port=$((port + 1))
+	t_wait "[ \"\$(obj qp)\" -ge 2 ]" 20
+	sleep "0.$((RANDOM % 10))"
+	if [ $((i % 2)) = 1 ]; then
+		kill -9 "$cpid" 2>/dev/null
+		pkill -9 -f '^ib_send_bw .*siw2_sp2'
+	else
+		kill -9 "$spid" 2>/dev/null
+		pkill -9 -f '^ib_send_bw .*siw2_sp1'
+	fi
+	t_wait "! kill -0 $spid 2>/dev/null && ! kill -0 $cpid 2>/dev/null" 30 ||
+		bad=$((bad + 1))
+	wait "$spid" "$cpid" 2>/dev/null
+	reap 5
+	t_wait all_gone 20 || bad=$((bad + 1))
+done
+t_eq "killed mid-post x8: both sides ended, every object released" 0 "$bad"
+# A new QP starts with its doorbell armed: its first posts ring, then the
+# poller takes over.
+d0=$(cnt sq_doorbell)
+perftest after ib_send_lat 500
+t_eq "after the kills: ib_send_lat completes" 0 "$st"
+d=$(($(cnt sq_doorbell) - d0))
+if [ "$d" -ge 1 ] && [ "$d" -lt 100 ]; then
+	t_pass "after the kills: a new QP rings, then polls ($d doorbells for 1000 sends)"
+else
+	t_fail "after the kills: a new QP rings, then polls" "$d doorbells for 1000 sends"
 fi
 
 # --- idle pollers cost nothing (the window ends 1 s after the last post)
