@@ -18,6 +18,12 @@
  *   limits_test DEV rings N       creates up to N CQs of the largest size
  *                                 and reports how many the kernel allowed:
  *                                 "RINGS created=K errno=E"
+ *   limits_test DEV hold FILE     registers a 4 KiB region open to remote
+ *                                 writes, prints "HOLD rkey=.. addr=..",
+ *                                 waits until FILE exists, then checks
+ *                                 that nobody wrote to it (suites/limits.sh
+ *                                 has a remote peer aim at it through
+ *                                 another process's QP)
  *
  * One line per check: "PASS name", "FAIL name: why". Exit status: 0 when
  * every check passed, 1 otherwise, 2 on bad usage or no device.
@@ -30,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -440,6 +447,39 @@ static void rings(struct ibv_context *ctx, int n)
 	free(cqs);
 }
 
+static void hold(struct ibv_context *ctx, const char *flag)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	unsigned char *buf = aligned_alloc(4096, 4096);
+	struct ibv_mr *mr;
+	struct stat st;
+	int i, tries = 1200;
+
+	if (!pd || !buf) {
+		result(false, "hold setup", "errno %d", errno);
+		return;
+	}
+	memset(buf, 0xa5, 4096);
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!mr) {
+		result(false, "hold: reg_mr", "errno %d", errno);
+		return;
+	}
+	printf("HOLD rkey=0x%x addr=0x%llx\n", mr->rkey,
+	       (unsigned long long)(uintptr_t)buf);
+	fflush(stdout);
+	while (stat(flag, &st) && tries--)
+		usleep(100000);
+	for (i = 0; i < 4096 && buf[i] == 0xa5; i++)
+		;
+	result(i == 4096, "another process's region is untouched",
+	       "octet %d changed to 0x%02x", i, i < 4096 ? buf[i] : 0);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
@@ -460,11 +500,13 @@ int main(int argc, char **argv)
 		check_mmap(argv[1], ctx);
 	else if (!strcmp(argv[2], "rings") && argc == 4)
 		rings(ctx, atoi(argv[3]));
+	else if (!strcmp(argv[2], "hold") && argc == 4)
+		hold(ctx, argv[3]);
 	else
 		goto usage;
 	ibv_close_device(ctx);
 	return failures ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: limits_test DEV caps|mmap|memlock BYTES|rings N\n");
+	fprintf(stderr, "usage: limits_test DEV caps|mmap|memlock BYTES|rings N|hold FILE\n");
 	return 2;
 }

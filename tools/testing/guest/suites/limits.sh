@@ -37,6 +37,8 @@ cleanup() {
 	rdma link delete siw2_0 2>/dev/null
 	ip link del d0 2>/dev/null
 	ip link del d1 2>/dev/null
+	ip netns del lp1 2>/dev/null
+	ip netns del lp2 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -107,6 +109,51 @@ if mount -t cgroup2 none "$cgroot" 2>/dev/null &&
 else
 	t_skip "ring memory in a memory cgroup" "no cgroup2 memory controller"
 fi
+
+# --- a remote peer names another process's region: a raw FPDU peer
+# (fpdu_peer.py, as in hostile.sh) connected to peer_target's QP sends an
+# RDMA Write to the STag of a region that a second process, uid 65534,
+# registered with remote write access on the same device. Its PD is not
+# the QP's: siw2 must answer with a protection Terminate and place
+# nothing.
+here=$top/tools/testing/guest
+A=198.51.100.1
+in1() { ip netns exec lp1 "$@"; }
+if gcc -O2 -Wall -o "$tmp/peer_target" "$here/peer_target.c" \
+	-lrdmacm -libverbs 2>"$tmp/cc.log" &&
+	ip netns add lp1 && ip netns add lp2 &&
+	ip link add lv1 netns lp1 type veth peer name lv2 netns lp2 &&
+	in1 ip addr add $A/24 dev lv1 &&
+	ip netns exec lp2 ip addr add 198.51.100.2/24 dev lv2 &&
+	in1 ip link set lv1 up && ip netns exec lp2 ip link set lv2 up &&
+	in1 rdma link add siw2_l type siw2 netdev lv1; then
+	modprobe rdma_ucm 2>/dev/null
+	as_user "$bin" siw2_l hold "$tmp/go" >"$tmp/hold" 2>&1 &
+	holder=$!
+	wait_for "$tmp/hold" '^HOLD|FAIL'
+	read -r rkey addr <<<"$(sed -n 's/^HOLD rkey=\(.*\) addr=\(.*\)/\1 \2/p' "$tmp/hold")"
+	in1 timeout 90 "$tmp/peer_target" server $A 7650 -T 60 \
+		>"$tmp/pt" 2>&1 &
+	target=$!
+	wait_for "$tmp/pt" 'LISTENING|ERROR'
+	# write-oob writes 64 octets at TO + LEN - 16: inside the region.
+	ip netns exec lp2 timeout 80 python3 "$here/fpdu_peer.py" connect \
+		$A 7650 write-oob --target "$rkey,$addr,80" >"$tmp/fp" 2>&1
+	wait "$target"
+	touch "$tmp/go"
+	wait "$holder"
+	t_log "foreign STag: peer: $(grep -E '^(write|term|closed|reset)' "$tmp/fp" | tr '\n' ';')"
+	t_match "foreign STag: siw2 answers with a protection Terminate" \
+		'^term layer=(ddp|rdmap) etype=1 ' "$(cat "$tmp/fp")"
+	report foreign <"$tmp/hold"
+	t_match "foreign STag: the target's own region is untouched too" \
+		'^REGION intact' "$(cat "$tmp/pt")"
+	in1 rdma link delete siw2_l
+else
+	t_fail "foreign STag: setup" "$(cat "$tmp/cc.log")"
+fi
+ip netns del lp1 2>/dev/null
+ip netns del lp2 2>/dev/null
 
 # --- rdma links: root only, also from a user namespace of one's own
 mk_dummy d1 192.0.2.9/24
