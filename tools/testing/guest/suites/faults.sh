@@ -190,7 +190,8 @@ after "link deleted" 7714
 # running transfer that must not notice
 cmt=$tmp/cm_test
 if gcc -O2 -Wall -o "$cmt" "$here/cm_test.c" -lrdmacm -libverbs; then
-	bw_start 7705 20 || t_fail "listener: data flows" "$(tail -n 3 "$tmp/c7705")"
+	# Long enough to outlast the requests' setup on a loaded TCG host.
+	bw_start 7705 45 || t_fail "listener: data flows" "$(tail -n 3 "$tmp/c7705")"
 	in1 timeout 60 "$cmt" server $A 7725 -n 3 >"$tmp/l" 2>&1 &
 	t_wait "in1 ss -Hltn 'sport = :7725' | grep -q ." 20
 	for i in 1 2 3; do
@@ -202,6 +203,7 @@ if gcc -O2 -Wall -o "$cmt" "$here/cm_test.c" -lrdmacm -libverbs; then
 	else
 		t_fail "listener: three requests wait unanswered" "$(cat "$tmp/l")"
 	fi
+	bw_alive 7705 && before=1 || before=0
 	kill -9 "$(pgrep -n -f "cm_test server $A 7725")"
 	if t_wait "! pgrep -f 'cm_test client $A 7725'" 45; then
 		t_pass "listener destroyed: the waiting clients end"
@@ -211,14 +213,10 @@ if gcc -O2 -Wall -o "$cmt" "$here/cm_test.c" -lrdmacm -libverbs; then
 	fi
 	t_match "listener destroyed: a waiting client is refused" \
 		'REJECTED|UNREACHABLE|ERROR' "$(cat "$tmp/lc1")"
-	if bw_alive 7705; then
-		t_pass "listener destroyed: the transfer beside it still runs"
-	else
-		t_fail "listener destroyed: the transfer beside it still runs" \
-			"$(tail -n 3 "$tmp/c7705")"
-	fi
-	t_wait "! bw_alive 7705" 60
-	t_match "listener destroyed: the transfer beside it completes" \
+	# A transfer the teardown broke ends without its result line.
+	[ "$before" = 1 ] || t_log "listener: the transfer had ended before the listener went (slow guest)"
+	t_wait "! bw_alive 7705" 90
+	t_match "listener destroyed: the transfer beside it completes unharmed" \
 		'^ *65536 +[0-9]+' "$(cat "$tmp/c7705")"
 else
 	t_fail "build cm_test" "gcc failed"
