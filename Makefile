@@ -81,11 +81,15 @@ provider:
 	$(MAKE) -C $(TOP)/userspace/provider
 
 # Test programs the guest suites run (the guest sees this checkout).
-GUEST_TOOLS := $(BUILD)/guest/uverbs_test
+GUEST_TOOLS := $(BUILD)/guest/uverbs_test $(BUILD)/guest/limits_test
 
 guest-tools: $(GUEST_TOOLS)
 
 $(BUILD)/guest/uverbs_test: $(TOP)/tools/testing/guest/uverbs_test.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -libverbs
+
+$(BUILD)/guest/limits_test: $(TOP)/tools/testing/guest/limits_test.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -libverbs
 

@@ -44,4 +44,19 @@
 	} while (0)
 #endif
 
+/*
+ * 6.3 made vma->vm_flags read-only outside mm/ and added helpers that
+ * take the mmap lock's write side for granted, as ->mmap handlers may.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+#include <linux/mm.h>
+static inline void siw2_vm_flags_mod(struct vm_area_struct *vma,
+				     unsigned long set, unsigned long clear)
+{
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+}
+#else
+#define siw2_vm_flags_mod(vma, set, clear) vm_flags_mod(vma, set, clear)
+#endif
+
 #endif /* SIW2_COMPAT_H */

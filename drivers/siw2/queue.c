@@ -4,14 +4,21 @@
  * keys user space maps them by, and index helpers that never trust the side
  * of a ring that user space writes.
  *
- * Memory lifetime. A ring lives in vmalloc_user() memory. A kernel queue
+ * Memory lifetime. A ring lives in zeroed vmalloc memory. A kernel queue
  * frees it in siw2_queue_uninit(). A user queue hands it to an
  * rdma_user_mmap_entry: uninit only removes the entry, and the core calls
  * siw2_queue_mmap_free() once the entry is removed and no mmap() in
  * progress holds it. Established mappings do not need the entry:
- * remap_vmalloc_range() took a reference on every page, so a process that
+ * vm_insert_page() took a reference on every page, so a process that
  * keeps a mapping after its object died holds on to a dead ring, never to
  * freed memory.
+ *
+ * Accounting. A user ring may be up to SZ_64M and a user may create
+ * thousands of objects, and none of it is pinned user memory that
+ * RLIMIT_MEMLOCK would see. User rings are therefore charged to the
+ * creator's memory cgroup (__GFP_ACCOUNT), and a full cgroup fails the
+ * verb with -ENOMEM rather than waking the OOM killer
+ * (__GFP_RETRY_MAYFAIL).
  *
  * Trust. User space may write any byte of a user ring at any time. The
  * kernel keeps its own copy of the index it owns (prod of a CQ, cons of an
@@ -36,10 +43,13 @@
 
 static_assert(sizeof(struct siw2_ring_ctl) <= SIW2_RING_CTL_SIZE);
 
+#define USER_RING_GFP \
+	(GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
 /**
  * struct siw2_queue_mmap - a user ring's memory and its mmap key
  * @rdma: the core's entry; its offset is the key
- * @mem: the vmalloc_user() memory, freed by siw2_queue_mmap_free()
+ * @mem: the ring's vmalloc memory, freed by siw2_queue_mmap_free()
  */
 struct siw2_queue_mmap {
 	struct rdma_user_mmap_entry rdma;
@@ -75,7 +85,7 @@ int siw2_queue_init(struct siw2_queue *q, struct ib_udata *udata, u32 size,
 		return -EINVAL;
 	bytes = PAGE_ALIGN(bytes);
 
-	mem = vmalloc_user(bytes);
+	mem = __vmalloc(bytes, udata ? USER_RING_GFP : GFP_KERNEL | __GFP_ZERO);
 	if (!mem)
 		return -ENOMEM;
 
@@ -283,17 +293,29 @@ int siw2_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *entry;
 	struct siw2_queue_mmap *m;
-	int ret;
+	unsigned long addr;
+	void *mem;
+	int ret = 0;
 
 	/* A private mapping would let the user's writes go to a copy. */
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
+	/* A ring is data: it is never executable, now or after mprotect(). */
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
 	/* Checks that the length is exactly the entry's. */
 	entry = rdma_user_mmap_entry_get(uctx, vma);
 	if (!entry)
 		return -EINVAL;
 	m = container_of(entry, struct siw2_queue_mmap, rdma);
-	ret = remap_vmalloc_range(vma, m->mem, 0);
+	siw2_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
+	mem = m->mem;
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
+		ret = vm_insert_page(vma, addr, vmalloc_to_page(mem));
+		if (ret)
+			break;
+		mem += PAGE_SIZE;
+	}
 	rdma_user_mmap_entry_put(entry);
 	return ret;
 }
