@@ -242,8 +242,18 @@ static int sqe_from_wr(struct siw2_qp *qp, struct siw2_sqe *sqe,
 			      SIW2_OP_READ : SIW2_OP_READ_INV;
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		sqe->rkey = rdma_wr(wr)->rkey;
-		if (wr->opcode == IB_WR_RDMA_READ_WITH_INV)
-			sqe->imm_inv = wr->ex.invalidate_rkey;
+		if (wr->opcode != IB_WR_RDMA_READ_WITH_INV)
+			break;
+		/*
+		 * The STag an iWARP Read with Local Invalidate ends is its
+		 * data sink's. The core's rw API fills invalidate_rkey
+		 * before it moves the MR to its next key, so only the
+		 * index is trusted: it must name the sink's MR.
+		 */
+		if (wr->num_sge != 1 ||
+		    wr->ex.invalidate_rkey >> 8 != wr->sg_list[0].lkey >> 8)
+			return -EINVAL;
+		sqe->imm_inv = wr->sg_list[0].lkey;
 		break;
 	case IB_WR_LOCAL_INV:
 		sqe->opcode = SIW2_OP_LOCAL_INV;

@@ -1,0 +1,209 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# NFS over RDMA (RFC 8166, RFC 8267) between two network namespaces on a
+# veth pair, a siw2 device in each: the kernel's nfsd in n1 (192.0.2.1)
+# exports a tmpfs directory with an RDMA listener on port 20049, the
+# kernel's NFS client in n2 mounts it with `-o rdma,port=20049`, NFSv3 and
+# NFSv4.2. For each version: /proc/mounts shows proto=rdma; files of 4 KiB,
+# 1 MiB and 256 MiB are written and read back (after a remount, so from
+# the server) with SHA-256 compared, also against the server's copy; fio
+# random read/write with verification for a fixed time; many small files
+# written and checked. Then unmount, nfsd stopped, rpcrdma and siw2
+# unloaded, and no siw2 object left (/sys/kernel/debug/siw2/objects).
+#
+# Only the server's tools (rpcbind, rpc.mountd, exportfs, rpc.nfsd) run
+# inside n1; mounts are made with nsenter --net so that they belong to
+# this mount namespace and outlive the command that made them.
+. "$(dirname "$0")/../lib.sh"
+
+tmp=$(mktemp -d)
+A=192.0.2.1
+EXP=/srv/siw2-nfs
+MNT=/mnt/siw2-nfs
+# Seconds of fio per NFS version; sizes of the big files in MiB.
+FIO_SECONDS=${NFS_FIO_SECONDS:-20}
+BIG_MIB=${NFS_BIG_MIB:-256}
+SMALL_FILES=${NFS_SMALL_FILES:-300}
+
+in1() { nsenter --net=/run/netns/n1 "$@"; }
+in2() { nsenter --net=/run/netns/n2 "$@"; }
+
+setup_net() {
+	ip netns add n1 &&
+	ip netns add n2 &&
+	ip link add v1 netns n1 type veth peer name v2 netns n2 &&
+	in1 ip link set lo up &&
+	in2 ip link set lo up &&
+	in1 ip addr add $A/24 dev v1 &&
+	in2 ip addr add 192.0.2.2/24 dev v2 &&
+	in1 ip link set v1 up &&
+	in2 ip link set v2 up &&
+	in1 rdma link add siw2_n1 type siw2 netdev v1 &&
+	in2 rdma link add siw2_n2 type siw2 netdev v2
+}
+
+# nfsd's control files for n1 are this mount of the nfsd filesystem: it is
+# made from inside n1, so it is n1's instance.
+server_start() {
+	mkdir -p "$EXP" /proc/fs/nfsd /var/lib/nfs/v4recovery &&
+	mount -t tmpfs -o size=600m tmpfs "$EXP" &&
+	in1 mount -t nfsd nfsd /proc/fs/nfsd &&
+	echo "$EXP 192.0.2.0/24(rw,no_root_squash,insecure,no_subtree_check,fsid=0)" \
+		>/etc/exports &&
+	in1 rpcbind -w &&
+	in1 exportfs -ra &&
+	in1 rpc.mountd --no-udp &&
+	# A short grace period: the NFSv4 client's first OPEN waits for it.
+	in1 rpc.nfsd --no-udp --grace-time 10 --lease-time 10 4 &&
+	echo "rdma 20049" >/proc/fs/nfsd/portlist
+}
+
+server_stop() {
+	in1 rpc.nfsd 0
+	in1 exportfs -ua
+	pkill -x rpc.mountd
+	pkill -x rpcbind
+	umount /proc/fs/nfsd
+	umount "$EXP"
+}
+
+cleanup() {
+	umount -f "$MNT" 2>/dev/null
+	server_stop 2>/dev/null
+	ip netns del n1 2>/dev/null
+	ip netns del n2 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if ! command -v rpc.nfsd >/dev/null || ! command -v fio >/dev/null; then
+	t_skip "NFS over RDMA" "no nfs-kernel-server or fio"
+	t_done
+	exit
+fi
+
+t_ok "modprobe siw2" modprobe siw2
+t_ok "modprobe rpcrdma (client and server RPC/RDMA)" modprobe rpcrdma
+t_ok "two namespaces with a siw2 device each" setup_net
+t_ok "nfsd in n1 with an RDMA listener on 20049" server_start
+t_match "nfsd lists the rdma port" '^rdma 20049$' \
+	"$(cat /proc/fs/nfsd/portlist 2>&1)"
+mkdir -p "$MNT"
+
+# Files to copy: made once, in this guest's tmpfs.
+for f in 4k:4 1m:1024 big:$((BIG_MIB * 1024)); do
+	dd if=/dev/urandom of="$tmp/${f%%:*}" bs=1024 count="${f#*:}" \
+		status=none
+	sha256sum <"$tmp/${f%%:*}" | cut -d' ' -f1 >"$tmp/${f%%:*}.sum"
+done
+
+# The export is NFSv4's root (fsid=0): the server's own / is 9p, which
+# nfsd cannot export, so v4 mounts / and v3 the directory's path.
+mount_nfs() {
+	local path=$EXP
+	case $1 in vers=4*) path=/ ;; esac
+	in2 mount -t nfs -o "rdma,port=20049,$1" "$A:$path" "$MNT"
+}
+
+# remount OPTS: drops the client's cache of the files, so what is read
+# next comes over the wire from the server.
+remount() { umount "$MNT" && mount_nfs "$1"; }
+
+copy_check() {
+	local opts=$1 f t0 secs want got
+	for f in 4k 1m big; do
+		want=$(cat "$tmp/$f.sum")
+		t0=$(date +%s.%N)
+		if ! cp "$tmp/$f" "$MNT/$f" || ! sync "$MNT/$f"; then
+			t_fail "$v: write $f"
+			continue
+		fi
+		secs=$(echo "$(date +%s.%N) - $t0" | bc)
+		t_eq "$v: $f on the server matches what was written" "$want" \
+			"$(sha256sum <"$EXP/$f" | cut -d' ' -f1)"
+		[ "$f" = big ] && t_log "$v: wrote ${BIG_MIB} MiB in ${secs} s"
+	done
+	t_ok "$v: remount" remount "$opts"
+	for f in 4k 1m big; do
+		t0=$(date +%s.%N)
+		got=$(sha256sum <"$MNT/$f" | cut -d' ' -f1)
+		secs=$(echo "$(date +%s.%N) - $t0" | bc)
+		t_eq "$v: $f read back matches" "$(cat "$tmp/$f.sum")" "$got"
+		[ "$f" = big ] && t_log "$v: read ${BIG_MIB} MiB in ${secs} s"
+	done
+	rm -f "$MNT/4k" "$MNT/1m" "$MNT/big"
+}
+
+fio_check() {
+	local out=$tmp/fio.$v
+	if timeout $((FIO_SECONDS + 120)) fio --name=nfs --directory="$MNT" \
+		--rw=randrw --bs=4k --size=16M --numjobs=2 \
+		--ioengine=libaio --iodepth=8 --direct=1 \
+		--runtime="$FIO_SECONDS" --time_based \
+		--verify=crc32c --verify_backlog=64 --verify_fatal=1 \
+		--verify_state_save=0 \
+		--group_reporting >"$out" 2>&1; then
+		t_pass "$v: fio randrw ${FIO_SECONDS}s with crc32c verification"
+		t_log "$v: $(grep -E '^ +(read|write):' "$out" | tr -s ' ' |
+			tr '\n' ';')"
+	else
+		t_fail "$v: fio randrw ${FIO_SECONDS}s with crc32c verification" \
+			"$(tail -n 15 "$out")"
+	fi
+	rm -f "$MNT"/nfs.*
+}
+
+small_files() {
+	local i d=$MNT/small
+	mkdir -p "$d" "$tmp/small"
+	for i in $(seq "$SMALL_FILES"); do
+		head -c $((RANDOM % 4096 + 1)) /dev/urandom >"$tmp/small/$i"
+	done
+	(cd "$tmp/small" && sha256sum -- * | sort -k2) >"$tmp/small.sums"
+	t_ok "$v: $SMALL_FILES small files written" cp -r "$tmp/small/." "$d/"
+	t_ok "$v: remount" remount "$1"
+	t_eq "$v: $SMALL_FILES small files read back match" \
+		"$(cat "$tmp/small.sums")" \
+		"$(cd "$d" && sha256sum -- * | sort -k2)"
+	t_ok "$v: small files removed" rm -rf "$d"
+	t_eq "$v: the export is empty afterwards" "" "$(ls -A "$EXP")"
+	rm -rf "$tmp/small"
+}
+
+for v in v3 v4.2; do
+	case $v in
+	v3) opts=vers=3,nolock ;;
+	*) opts=vers=4.2 ;;
+	esac
+	if ! out=$(mount_nfs "$opts" 2>&1); then
+		t_fail "$v: mount -o rdma,port=20049,$opts" "$out"
+		continue
+	fi
+	t_pass "$v: mount -o rdma,port=20049,$opts"
+	line=$(grep " $MNT " /proc/mounts)
+	t_match "$v: /proc/mounts shows proto=rdma,port=20049" \
+		'proto=rdma,.*port=20049' "$line"
+	t_match "$v: /proc/mounts shows the version" \
+		"vers=${v#v}[, ]" "$line"
+	copy_check "$opts"
+	fio_check
+	small_files "$opts"
+	t_ok "$v: umount" umount "$MNT"
+done
+
+t_ok "nfsd stopped" server_stop
+# shellcheck disable=SC2016 # t_wait evaluates it
+t_ok "no siw2 QP or endpoint left once nfsd stopped" \
+	t_wait '[ "$(obj qp)$(obj cep)$(obj listener)" = 000 ]' 30
+t_ok "modprobe -r rpcrdma" modprobe -r rpcrdma
+t_ok "every siw2 object released" all_gone
+t_ok "siw2 devices deleted" \
+	sh -c 'in1() { nsenter --net=/run/netns/n1 "$@"; }
+	       in1 rdma link delete siw2_n1 &&
+	       nsenter --net=/run/netns/n2 rdma link delete siw2_n2'
+t_eq "debugfs shows no siw2 object" "$(siw2_objects_zero)" \
+	"$(cat /sys/kernel/debug/siw2/objects)"
+t_ok "modprobe -r siw2" modprobe -r siw2
+
+t_done
