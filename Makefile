@@ -31,7 +31,7 @@ SELFTEST := $(TOP)/tools/testing/guest/kmod
 SELFTEST_SRCS := $(wildcard $(SELFTEST)/*.c) $(SELFTEST)/Kbuild
 
 .PHONY: all modules module provider install install-module install-provider \
-	deps check check-full debug-kernel kunit demo fuzz lint clean help vm-prereqs \
+	deps check check-full check-debug debug-kernel kunit demo fuzz lint clean help vm-prereqs \
 	guest-tools \
 	$(addprefix module-,$(KVERS))
 
@@ -45,6 +45,7 @@ help:
 	@echo 'make demo       boot a guest, create a siw2 device, show it'
 	@echo 'make check      all tests CI runs (KUnit + guest suites, both kernels)'
 	@echo 'make check-full every guest suite on both kernels'
+	@echo 'make check-debug every guest suite on the debug kernel (KASAN, lockdep, kmemleak)'
 	@echo 'make debug-kernel  build that kernel (cached; ~1 h the first time)'
 	@echo 'make kunit      the KUnit suites only'
 	@echo 'make fuzz       run the protocol fuzzer (FUZZ_SECONDS=60)'
@@ -113,6 +114,10 @@ check:
 
 check-full:
 	$(TOP)/scripts/check --full
+
+# SUITES="device cm" picks suites; the default is every suite of make check.
+check-debug:
+	$(TOP)/scripts/check --debug $(SUITES)
 
 debug-kernel:
 	nice -n 19 $(TOP)/scripts/debug-kernel
