@@ -19,6 +19,9 @@ KVERS := $(patsubst /lib/modules/%/build,%,$(wildcard /lib/modules/*/build))
 endif
 
 BUILD := $(TOP)/.build
+# The kernel tree to build against: KDIR=... overrides the installed
+# headers, e.g. the debug kernel's build tree (vm-run --kernel debug).
+kdir = $(or $(KDIR),/lib/modules/$(1)/build)
 MOD_SRCS := $(wildcard $(TOP)/drivers/siw2/*.[ch]) \
 	    $(TOP)/drivers/siw2/Kbuild $(TOP)/drivers/siw2/proto.mk \
 	    $(wildcard $(TOP)/include/uapi/rdma/*.h)
@@ -28,7 +31,7 @@ SELFTEST := $(TOP)/tools/testing/guest/kmod
 SELFTEST_SRCS := $(wildcard $(SELFTEST)/*.c) $(SELFTEST)/Kbuild
 
 .PHONY: all modules module provider install install-module install-provider \
-	deps check check-full kunit demo fuzz lint clean help vm-prereqs \
+	deps check check-full check-debug debug-kernel kunit demo fuzz lint clean help vm-prereqs \
 	guest-tools \
 	$(addprefix module-,$(KVERS))
 
@@ -42,6 +45,8 @@ help:
 	@echo 'make demo       boot a guest, create a siw2 device, show it'
 	@echo 'make check      all tests CI runs (KUnit + guest suites, both kernels)'
 	@echo 'make check-full every guest suite on both kernels'
+	@echo 'make check-debug every guest suite on the debug kernel (KASAN, lockdep, kmemleak)'
+	@echo 'make debug-kernel  build that kernel (cached; ~1 h the first time)'
 	@echo 'make kunit      the KUnit suites only'
 	@echo 'make fuzz       run the protocol fuzzer (FUZZ_SECONDS=60)'
 	@echo 'make lint       checkpatch, W=1 and sparse over the module'
@@ -60,20 +65,20 @@ endif
 # Each kernel builds in its own directory of links to the sources, so the
 # objects of different kernels never mix and rebuilds stay incremental.
 $(addprefix module-,$(KVERS)): module-%: $(MOD_SRCS) $(SELFTEST_SRCS)
-	@test -d /lib/modules/$*/build || { \
-	  echo "siw2: no headers for kernel $* (/lib/modules/$*/build)." \
+	@test -d $(call kdir,$*) || { \
+	  echo "siw2: no headers for kernel $* ($(call kdir,$*))." \
 	       "Install linux-headers-$* or run 'make deps'." >&2; exit 1; }
 	@mkdir -p $(BUILD)/$*
 	@find $(BUILD)/$* -maxdepth 1 -type l -delete
 	@for f in $(TOP)/drivers/siw2/*.[ch] $(TOP)/drivers/siw2/Kbuild \
 		 $(TOP)/drivers/siw2/proto.mk $(TOP)/drivers/siw2/tests; do \
 		ln -sfn $$f $(BUILD)/$*/; done
-	$(MAKE) -C /lib/modules/$*/build M=$(BUILD)/$* SIW2_TOP=$(TOP) \
+	$(MAKE) -C $(call kdir,$*) M=$(BUILD)/$* SIW2_TOP=$(TOP) \
 		W=$(or $(W),1) $(if $(SIW2_WERROR),SIW2_WERROR=y) modules
 	@mkdir -p $(BUILD)/$*-selftest
 	@find $(BUILD)/$*-selftest -maxdepth 1 -type l -delete
 	@for f in $(SELFTEST_SRCS); do ln -sfn $$f $(BUILD)/$*-selftest/; done
-	$(MAKE) -C /lib/modules/$*/build M=$(BUILD)/$*-selftest \
+	$(MAKE) -C $(call kdir,$*) M=$(BUILD)/$*-selftest \
 		W=$(or $(W),1) modules
 	@cp $(BUILD)/$*-selftest/siw2_selftest.ko $(BUILD)/$*/
 
@@ -113,6 +118,13 @@ check:
 
 check-full:
 	$(TOP)/scripts/check --full
+
+# SUITES="device cm" picks suites; the default is every suite of make check.
+check-debug:
+	$(TOP)/scripts/check --debug $(SUITES)
+
+debug-kernel:
+	nice -n 19 $(TOP)/scripts/debug-kernel
 
 kunit:
 	$(TOP)/scripts/kunit-run
