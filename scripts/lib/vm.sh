@@ -314,8 +314,9 @@ vm_quote() {
 VM_BAD_LOG='BUG:|WARNING:|Oops|general protection fault.*\[#[0-9]|KASAN|UBSAN|'
 VM_BAD_LOG+='soft lockup|hard LOCKUP|blocked for more than|Kernel panic|'
 # kmemleak reports as "kmemleak: N new suspected memory leaks"; its banner
-# on a kernel that has it must not count.
-VM_BAD_LOG+='suspected memory leak|unreferenced object|possible circular locking|lockdep|'
+# on a kernel that has it must not count, nor lockdep's ("RCU lockdep
+# checking is enabled"): its reports are matched below.
+VM_BAD_LOG+='suspected memory leak|unreferenced object|possible circular locking|'
 VM_BAD_LOG+='rcu.*detected stall|refcount_t:|list_(add|del) corruption|'
 # The debug kernel's checkers: lockdep ("WARNING: possible recursive
 # locking", "inconsistent lock state"), DEBUG_OBJECTS, and kmemleak running
