@@ -135,3 +135,19 @@ reap() {
 	fi
 	wait 2>/dev/null
 }
+
+# perftest_env: prints, one a line, the environment that makes a perftest
+# client (-R) wait before its test connection (perftest_shim.c): its server
+# listens anew after the control connection, and a client that connects
+# first is refused. Builds the shim once per guest; prints nothing if it
+# cannot be built (the client then runs as it is).
+perftest_env() {
+	local so=/tmp/siw2-perftest-shim.so
+	local src
+	src=$(dirname "${BASH_SOURCE[0]}")/perftest_shim.c
+	if [ ! -f "$so" ]; then
+		gcc -O2 -Wall -Wextra -shared -fPIC -o "$so.$$" "$src" -ldl \
+			2>/dev/null && mv "$so.$$" "$so" || return 0
+	fi
+	printf '%s\n' "LD_PRELOAD=$so" CONNECT_DELAY_MS=500 CONNECT_RETRY=20
+}

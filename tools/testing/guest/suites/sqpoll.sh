@@ -70,8 +70,12 @@ perftest() {
 	local name=$1 tool=$2 iters=$3
 	shift 3
 	run "$name" 120 "$tool" -R -F -d siw2_sp1 -s 64 -n "$iters" -p "$port" "$@" \
-		-- "$tool" -R -F -d siw2_sp2 -s 64 -n "$iters" -p "$port" "$@" $S
+		-- env "${penv[@]}" "$tool" -R -F -d siw2_sp2 -s 64 -n "$iters" \
+		-p "$port" "$@" $S
 }
+# The client's environment (lib.sh): it must not connect before the
+# server listens for the test connection.
+mapfile -t penv < <(perftest_env)
 
 t_ok "modprobe siw2" modprobe siw2
 modprobe rdma_ucm 2>/dev/null
@@ -174,8 +178,8 @@ ip netns exec sp1 timeout 60 ib_write_bw -R -F -d siw2_sp1 -s 4096 -n 1000000 \
 	-p "$port" >"$tmp/kill.s" 2>&1 &
 spid=$!
 t_wait "listening $port" 20
-ip netns exec sp2 timeout 60 ib_write_bw -R -F -d siw2_sp2 -s 4096 -n 1000000 \
-	-p "$port" $S >"$tmp/kill.c" 2>&1 &
+ip netns exec sp2 timeout 60 env "${penv[@]}" ib_write_bw -R -F -d siw2_sp2 \
+	-s 4096 -n 1000000 -p "$port" $S >"$tmp/kill.c" 2>&1 &
 cpid=$!
 port=$((port + 1))
 sleep 3
@@ -208,8 +212,8 @@ for i in 1 2 3 4 5 6 7 8; do
 		-n 100000000 -p "$port" >"$tmp/mid.s" 2>&1 &
 	spid=$!
 	t_wait "listening $port" 20
-	ip netns exec sp2 timeout 60 ib_send_bw -R -F -d siw2_sp2 -s 64 \
-		-n 100000000 -p "$port" $S >"$tmp/mid.c" 2>&1 &
+	ip netns exec sp2 timeout 60 env "${penv[@]}" ib_send_bw -R -F \
+		-d siw2_sp2 -s 64 -n 100000000 -p "$port" $S >"$tmp/mid.c" 2>&1 &
 	cpid=$!
 	port=$((port + 1))
 	t_wait "[ \"\$(obj qp)\" -ge 2 ]" 20
