@@ -136,11 +136,14 @@ reap() {
 	wait 2>/dev/null
 }
 
-# perftest_env: prints, one a line, the environment that makes a perftest
-# client (-R) wait before its test connection (perftest_shim.c): its server
-# listens anew after the control connection, and a client that connects
-# first is refused. Builds the shim once per guest; prints nothing if it
-# cannot be built (the client then runs as it is).
+# perftest_env: sets PERFTEST_ENV to the environment (NAME=VALUE words,
+# for env(1)) that makes a perftest client (-R) wait before its test
+# connection (perftest_shim.c): its server listens anew after the control
+# connection, and a client that connects first is refused. Builds the
+# shim once per guest; PERFTEST_ENV stays empty if it cannot be built
+# (the client then runs as it is).
+# shellcheck disable=SC2034 # for the suites
+PERFTEST_ENV=()
 perftest_env() {
 	local so=/tmp/siw2-perftest-shim.so
 	local src
@@ -149,5 +152,6 @@ perftest_env() {
 		gcc -O2 -Wall -Wextra -shared -fPIC -o "$so.$$" "$src" -ldl \
 			2>/dev/null && mv "$so.$$" "$so" || return 0
 	fi
-	printf '%s\n' "LD_PRELOAD=$so" CONNECT_DELAY_MS=500 CONNECT_RETRY=20
+	# shellcheck disable=SC2034 # for the suites
+	PERFTEST_ENV=("LD_PRELOAD=$so" CONNECT_DELAY_MS=500 CONNECT_RETRY=20)
 }
