@@ -339,10 +339,9 @@ int siw2_qp_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	pthread_spin_unlock(&qp->rq_lock);
 
 	if (n && siw2_ring_need_wakeup(&qp->rq, SIW2_RQ_NEED_WAKEUP)) {
-		struct ibv_recv_wr *unused;
 		int ret;
 
-		ret = ibv_cmd_post_recv(ibqp, NULL, &unused);
+		ret = siw2_doorbell(ibqp, IB_USER_VERBS_CMD_POST_RECV);
 		if (ret && !err) {
 			*bad_wr = wr;
 			err = ret;

@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <assert.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "siw2.h"
 
@@ -125,4 +127,40 @@ bool siw2_ring_need_wakeup(const struct siw2_ring *ring, uint32_t bit)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return __atomic_load_n(&ring->ctl->flags, __ATOMIC_RELAXED) & bit;
+}
+
+/*
+ * A doorbell is a POST_SEND or POST_RECV command that carries no work
+ * requests (the kernel reads the ring). It is written to the command fd
+ * directly: libibverbs' ibv_cmd_post_*() would send it through the ioctl
+ * interface's INVOKE_WRITE method whenever the kernel has one, which
+ * parses an attribute bundle around the same command and costs a
+ * noticeable part of a small message's latency. The two commands share
+ * one layout (struct ib_uverbs_post_send, struct ib_uverbs_post_recv).
+ */
+int siw2_doorbell(struct ibv_qp *qp, uint32_t command)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+	} req = {
+		.hdr = {
+			.command = command,
+			.in_words = sizeof(req) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.cmd = {
+			.response = (uintptr_t)&resp,
+			.qp_handle = qp->handle,
+			/* The kernel wants room for one, though none follows. */
+			.wqe_size = sizeof(struct ib_uverbs_send_wr),
+		},
+	};
+
+	static_assert(sizeof(struct ib_uverbs_post_send) ==
+		      sizeof(struct ib_uverbs_post_recv), "doorbell layout");
+	if (write(qp->context->cmd_fd, &req, sizeof(req)) != sizeof(req))
+		return errno ? errno : EIO;
+	return 0;
 }

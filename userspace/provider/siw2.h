@@ -186,6 +186,7 @@ int siw2_ring_post_recv(struct siw2_ring *ring, uint32_t max_sge,
 			struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr,
 			uint32_t *posted);
 bool siw2_ring_need_wakeup(const struct siw2_ring *ring, uint32_t bit);
+int siw2_doorbell(struct ibv_qp *qp, uint32_t command);
 
 /* sq.c */
 void siw2_sq_begin(struct siw2_qp *qp, struct siw2_sq_batch *b);

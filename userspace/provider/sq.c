@@ -74,11 +74,9 @@ void siw2_sq_publish(struct siw2_qp *qp, const struct siw2_sq_batch *b)
  */
 int siw2_sq_doorbell(struct siw2_qp *qp)
 {
-	struct ibv_send_wr *unused;
-
 	if (!siw2_ring_need_wakeup(&qp->sq, SIW2_SQ_NEED_WAKEUP))
 		return 0;
-	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &unused);
+	return siw2_doorbell(&qp->vqp.qp, IB_USER_VERBS_CMD_POST_SEND);
 }
 
 /*
