@@ -179,11 +179,13 @@ struct siw2_stream {
 	u32 retire;		/* SQ index of the oldest unretired record */
 	u32 fetched;		/* SQ index past the last fetched SQE */
 	struct siw2_rdmap_ord ord;
-	struct siw2_orq_entry orq[SIW2_MAX_ORD];
+	struct siw2_orq_entry *orq;	/* ord.max entries and more */
+	u32 orq_mask;			/* a power of 2, less 1 */
 	u32 orq_head;
 	u32 orq_tail;
 	struct siw2_rdmap_ird ird;
-	struct siw2_irq_entry irq[SIW2_MAX_IRD];
+	struct siw2_irq_entry *irq;	/* ird.max entries, the RTR, more */
+	u32 irq_mask;			/* a power of 2, less 1 */
 	u32 irq_head;
 	u32 irq_tail;
 	struct siw2_term_info term;
@@ -195,8 +197,29 @@ struct siw2_stream {
 	struct siw2_stream_rx rx;
 };
 
-static_assert(!(SIW2_MAX_ORD & (SIW2_MAX_ORD - 1)) &&
-	      !(SIW2_MAX_IRD & (SIW2_MAX_IRD - 1)));
+/*
+ * The outbound (ORQ) and inbound (IRQ) request queues are rings sized to
+ * the depths negotiated for the connection, not to siw2's maxima: an idle
+ * QP with IRD and ORD 1 keeps a few dozen octets here, not 11 KiB. Their
+ * indices run freely; an entry is found by masking.
+ */
+static inline struct siw2_orq_entry *siw2_orq_at(struct siw2_stream *s,
+						 u32 i)
+{
+	return &s->orq[i & s->orq_mask];
+}
+
+static inline struct siw2_irq_entry *siw2_irq_at(struct siw2_stream *s,
+						 u32 i)
+{
+	return &s->irq[i & s->irq_mask];
+}
+
+/* No room for one more inbound request (a bound IRD accounting keeps). */
+static inline bool siw2_irq_full(const struct siw2_stream *s)
+{
+	return s->irq_tail - s->irq_head > s->irq_mask;
+}
 
 /* stream.c */
 extern struct workqueue_struct *siw2_tx_wq;

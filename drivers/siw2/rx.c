@@ -126,7 +126,7 @@ static u32 begin_read_resp(struct siw2_stream *s,
 		}
 		return SIW2_TERM_RDMAP_OP_UNSPEC;
 	}
-	o = &s->orq[s->orq_head & (SIW2_MAX_ORD - 1)];
+	o = siw2_orq_at(s, s->orq_head);
 	if (o->atomic)
 		cause = SIW2_TERM_RDMAP_OP_UNSPEC;
 	else if (seg->hdr.stag != o->sink_stag)
@@ -384,7 +384,7 @@ static u32 end_read_resp(struct siw2_stream *s)
 		return 0;
 
 	spin_lock_irqsave(&s->lock, flags);
-	o = &s->orq[s->orq_head & (SIW2_MAX_ORD - 1)];
+	o = siw2_orq_at(s, s->orq_head);
 	o->got += rx->seg_len;
 	if (rx->hdr.last) {
 		if (o->got != o->len) {
@@ -444,10 +444,10 @@ static u32 end_read_req(struct siw2_stream *s)
 	/* RFC 5040 5.2 and 6581 9.1: no more Reads than our IRD. */
 	if (counted)
 		cause = siw2_rdmap_ird_begin(&s->ird);
-	if (!cause && s->irq_tail - s->irq_head >= SIW2_MAX_IRD)
+	if (!cause && siw2_irq_full(s))
 		cause = SIW2_TERM_DDP_U_MSN_NOBUF;
 	if (!cause) {
-		e = &s->irq[s->irq_tail++ & (SIW2_MAX_IRD - 1)];
+		e = siw2_irq_at(s, s->irq_tail++);
 		memset(e, 0, sizeof(*e));
 		e->mr = mr;
 		e->sink_stag = h->rreq.sink_stag;
@@ -487,7 +487,7 @@ static u32 end_atomic_req(struct siw2_stream *s)
 		goto out;
 	spin_lock_irqsave(&s->lock, flags);
 	cause = siw2_rdmap_ird_begin(&s->ird);
-	if (!cause && s->irq_tail - s->irq_head >= SIW2_MAX_IRD)
+	if (!cause && siw2_irq_full(s))
 		cause = SIW2_TERM_DDP_U_MSN_NOBUF;
 	spin_unlock_irqrestore(&s->lock, flags);
 	if (cause)
@@ -507,7 +507,7 @@ static u32 end_atomic_req(struct siw2_stream *s)
 		siw2_rdmap_ird_end(&s->ird);
 		cause = SIW2_TERM_RDMAP_CATASTROPHIC;
 	} else {
-		e = &s->irq[s->irq_tail++ & (SIW2_MAX_IRD - 1)];
+		e = siw2_irq_at(s, s->irq_tail++);
 		memset(e, 0, sizeof(*e));
 		e->atomic = true;
 		e->counted = true;
@@ -537,7 +537,7 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 	u64 orig = h->aresp.orig;
 
 	spin_lock_irqsave(&s->lock, flags);
-	o = &s->orq[s->orq_head & (SIW2_MAX_ORD - 1)];
+	o = siw2_orq_at(s, s->orq_head);
 	if (s->orq_head == s->orq_tail || !o->atomic ||
 	    h->aresp.req_id != (s->orq_head & U32_MAX))
 		cause = SIW2_TERM_RDMAP_OP_UNSPEC;

@@ -13,7 +13,9 @@
  * and reports the end to the CM. A Terminate is never followed by a reset
  * that could discard it before the peer read it.
  */
+#include <linux/log2.h>
 #include <linux/net.h>
+#include <linux/slab.h>
 #include <linux/tcp.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -58,6 +60,16 @@ static u32 depth(u16 v, u32 max)
 	return min_t(u32, v, max);
 }
 
+static void stream_free(struct siw2_stream *s)
+{
+	if (s->tx.stage)
+		__free_page(s->tx.stage);
+	kvfree(s->recs);
+	kvfree(s->irq);
+	kvfree(s->orq);
+	kfree(s);
+}
+
 int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
 		       bool initiator, const void *rx_prefix,
@@ -70,16 +82,24 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 
 	if (rx_prefix_len || qp->stream)
 		return -EINVAL;
-	s = kvzalloc(sizeof(*s), GFP_KERNEL);
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
+	/*
+	 * A Read with ORD 0 could never be issued: at least one, and the
+	 * peer's IRD check says whether it was allowed (RFC 6581 9.1).
+	 */
+	s->ord.max = max_t(u32, depth(conn->ord, SIW2_MAX_ORD), 1);
+	s->ird.max = depth(conn->ird, SIW2_MAX_IRD);
+	s->orq_mask = roundup_pow_of_two(s->ord.max) - 1;
+	/* The RTR's zero-length Read takes no IRD credit (RFC 6581 9.2). */
+	s->irq_mask = roundup_pow_of_two(s->ird.max + 1) - 1;
+	s->orq = kvcalloc(s->orq_mask + 1, sizeof(*s->orq), GFP_KERNEL);
+	s->irq = kvcalloc(s->irq_mask + 1, sizeof(*s->irq), GFP_KERNEL);
 	s->recs = kvcalloc(qp->sq.size, sizeof(*s->recs), GFP_KERNEL);
 	s->tx.stage = alloc_page(GFP_KERNEL);
-	if (!s->recs || !s->tx.stage) {
-		if (s->tx.stage)
-			__free_page(s->tx.stage);
-		kvfree(s->recs);
-		kvfree(s);
+	if (!s->orq || !s->irq || !s->recs || !s->tx.stage) {
+		stream_free(s);
 		return -ENOMEM;
 	}
 	s->rec_mask = qp->sq.size - 1;
@@ -97,12 +117,6 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	INIT_WORK(&s->close_work, close_work);
 	s->cb.notify = stream_notify;
 
-	/*
-	 * A Read with ORD 0 could never be issued: at least one, and the
-	 * peer's IRD check says whether it was allowed (RFC 6581 9.1).
-	 */
-	s->ord.max = max_t(u32, depth(conn->ord, SIW2_MAX_ORD), 1);
-	s->ird.max = depth(conn->ird, SIW2_MAX_IRD);
 	for (qn = 0; qn < SIW2_QN_COUNT; qn++)
 		s->tx.msn[qn] = 1;	/* RFC 5041 4.3 */
 	siw2_mpa_rx_init(&s->rx.mpa, conn->rx_markers, conn->crc);
@@ -252,9 +266,7 @@ void siw2_stream_free(struct siw2_stream *s)
 	if (!s)
 		return;
 	cancel_work_sync(&s->tx_work);
-	__free_page(s->tx.stage);
-	kvfree(s->recs);
-	kvfree(s);
+	stream_free(s);
 }
 
 int siw2_stream_init(void)

@@ -403,7 +403,7 @@ static bool irq_next(struct siw2_stream *s)
 		spin_unlock_irqrestore(&s->lock, flags);
 		return false;
 	}
-	e = &s->irq[s->irq_head & (SIW2_MAX_IRD - 1)];
+	e = siw2_irq_at(s, s->irq_head);
 	memset(src, 0, sizeof(*src));
 	if (e->atomic) {
 		/* RFC 7306: the Original Value, for the Request Identifier. */
@@ -560,7 +560,7 @@ static bool sq_next(struct siw2_stream *s)
 	ret = siw2_rdmap_ord_issue(&s->ord, first_rdmap_opcode(sqe->opcode),
 				   sqe->flags & SIW2_WQE_FENCE);
 	if (!ret && is_read) {
-		o = &s->orq[s->orq_tail++ & (SIW2_MAX_ORD - 1)];
+		o = siw2_orq_at(s, s->orq_tail++);
 		o->slot = tx->slot;
 		o->sink_stag = m.rreq.sink_stag;
 		o->sink_to = m.rreq.sink_to;
@@ -664,7 +664,7 @@ static int finish(struct siw2_stream *s)
 		break;
 	case SIW2_FIN_IRQ:
 		spin_lock_irqsave(&s->lock, flags);
-		e = &s->irq[s->irq_head++ & (SIW2_MAX_IRD - 1)];
+		e = siw2_irq_at(s, s->irq_head++);
 		counted = e->counted;
 		if (counted)
 			siw2_rdmap_ird_end(&s->ird);
@@ -836,7 +836,7 @@ void siw2_tx_release(struct siw2_stream *s)
 	batch_reset(&s->tx);
 	spin_lock_irqsave(&s->lock, flags);
 	for (i = s->irq_head; i != s->irq_tail; i++) {
-		e = &s->irq[i & (SIW2_MAX_IRD - 1)];
+		e = siw2_irq_at(s, i);
 		if (e->mr)
 			siw2_mr_put(e->mr);
 		e->mr = NULL;
