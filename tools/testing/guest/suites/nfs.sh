@@ -9,8 +9,11 @@
 # 1 MiB and 256 MiB are written and read back (after a remount, so from
 # the server) with SHA-256 compared, also against the server's copy; fio
 # random read/write with verification for a fixed time; many small files
-# written and checked. Then unmount, nfsd stopped, rpcrdma and siw2
-# unloaded, and no siw2 object left (/sys/kernel/debug/siw2/objects).
+# written and checked. Then an NFSv4.2 copy runs while, in turn, the
+# client's netdev goes down and up, siw2's unload is tried, nfsd restarts
+# and the client's siw2 link is deleted and added again; each copy must
+# complete intact. Then unmount, nfsd stopped, rpcrdma and siw2 unloaded,
+# and no siw2 object left (/sys/kernel/debug/siw2/objects).
 #
 # Only the server's tools (rpcbind, rpc.mountd, exportfs, rpc.nfsd) run
 # inside n1; mounts are made with nsenter --net so that they belong to
@@ -191,6 +194,66 @@ for v in v3 v4.2; do
 	small_files "$opts"
 	t_ok "$v: umount" umount "$MNT"
 done
+
+# --- faults under an NFS copy (v4.2): each case starts a copy of
+# FAULT_MIB MiB, disturbs the path while it runs, and the copy must then
+# finish with the server's file intact. NFS hides what the RDMA layer
+# goes through: the client reconnects (a new QP, a new MPA exchange) and
+# retransmits what was not acknowledged.
+FAULT_MIB=${NFS_FAULT_MIB:-64}
+head -c $((FAULT_MIB << 20)) "$tmp/big" >"$tmp/fault"
+fault_sum=$(sha256sum <"$tmp/fault" | cut -d' ' -f1)
+
+# fault_copy NAME CMD...: runs CMD once the copy is under way.
+fault_copy() {
+	local name=$1 pid
+	shift
+	rm -f "$MNT/fault"
+	(cp "$tmp/fault" "$MNT/fault" && sync "$MNT/fault") >"$tmp/fault.out" 2>&1 &
+	pid=$!
+	t_wait "[ \"\$(stat -c %s '$EXP/fault' 2>/dev/null || echo 0)\" -gt $((1 << 20)) ] || ! kill -0 $pid" 60
+	if ! kill -0 "$pid" 2>/dev/null; then
+		t_log "$name: the copy ended before the fault; faster than expected"
+	fi
+	t_ok "$name: the fault" "$@"
+	if timeout 300 tail --pid="$pid" -f /dev/null && wait "$pid"; then
+		t_pass "$name: the copy finishes"
+	else
+		kill "$pid" 2>/dev/null
+		t_fail "$name: the copy finishes" "$(cat "$tmp/fault.out")" \
+			"$(dmesg | tail -n 15)"
+	fi
+	t_eq "$name: the server's file is intact" "$fault_sum" \
+		"$(sha256sum <"$EXP/fault" | cut -d' ' -f1)"
+}
+
+link_flap() {
+	in2 ip link set v2 down && sleep 3 && in2 ip link set v2 up
+}
+# Refused while the mount holds the device; nothing of the copy is lost.
+unload_refused() { ! modprobe -r siw2 2>/dev/null && grep -q '^siw2 ' /proc/modules; }
+nfsd_restart() { in1 rpc.nfsd 0 && sleep 2 && in1 rpc.nfsd --no-udp --grace-time 10 --lease-time 10 4 && echo "rdma 20049" >/proc/fs/nfsd/portlist; }
+# The client's device goes away under the mount and comes back: rpcrdma
+# drops the transport on the removal and reconnects through the new one.
+link_readd() {
+	in2 rdma link delete siw2_n2 && sleep 2 &&
+	in2 rdma link add siw2_n2 type siw2 netdev v2
+}
+
+if out=$(mount_nfs vers=4.2 2>&1); then
+	t_pass "faults: mount -o rdma,port=20049,vers=4.2"
+	fault_copy "faults: netdev down 3 s and up" link_flap
+	fault_copy "faults: modprobe -r siw2 refused" unload_refused
+	fault_copy "faults: nfsd stopped and started" nfsd_restart
+	fault_copy "faults: client link deleted and added" link_readd
+	t_ok "faults: remount" remount vers=4.2
+	t_eq "faults: the last copy read back matches" "$fault_sum" \
+		"$(sha256sum <"$MNT/fault" | cut -d' ' -f1)"
+	rm -f "$MNT/fault"
+	t_ok "faults: umount" umount "$MNT"
+else
+	t_fail "faults: mount -o rdma,port=20049,vers=4.2" "$out"
+fi
 
 t_ok "nfsd stopped" server_stop
 # shellcheck disable=SC2016 # t_wait evaluates it
