@@ -10,10 +10,12 @@
 # the server) with SHA-256 compared, also against the server's copy; fio
 # random read/write with verification for a fixed time; many small files
 # written and checked. Then an NFSv4.2 copy runs while, in turn, the
-# client's netdev goes down and up, siw2's unload is tried, nfsd restarts
-# and the client's siw2 link is deleted and added again; each copy must
-# complete intact. Then unmount, nfsd stopped, rpcrdma and siw2 unloaded,
-# and no siw2 object left (/sys/kernel/debug/siw2/objects).
+# client's netdev goes down and up, siw2 is unloaded and loaded again
+# (with new devices), nfsd restarts and the client's siw2 link is deleted
+# and added again; each copy must end, intact or with an error, and the
+# file be intact after a new copy where it was not. Then unmount, nfsd
+# stopped, rpcrdma and siw2 unloaded, and no siw2 object left
+# (/sys/kernel/debug/siw2/objects).
 #
 # Only the server's tools (rpcbind, rpc.mountd, exportfs, rpc.nfsd) run
 # inside n1; mounts are made with nsenter --net so that they belong to
@@ -196,18 +198,21 @@ for v in v3 v4.2; do
 done
 
 # --- faults under an NFS copy (v4.2): each case starts a copy of
-# FAULT_MIB MiB, disturbs the path while it runs, and the copy must then
-# finish with the server's file intact. NFS hides what the RDMA layer
-# goes through: the client reconnects (a new QP, a new MPA exchange) and
-# retransmits what was not acknowledged.
+# FAULT_MIB MiB and disturbs the path while it runs. NFS hides what the
+# RDMA layer goes through where it can: the client reconnects (a new QP,
+# a new MPA exchange) and retransmits what was not acknowledged.
 FAULT_MIB=${NFS_FAULT_MIB:-64}
 head -c $((FAULT_MIB << 20)) "$tmp/big" >"$tmp/fault"
 fault_sum=$(sha256sum <"$tmp/fault" | cut -d' ' -f1)
 
-# fault_copy NAME CMD...: runs CMD once the copy is under way.
+# fault_copy NAME MODE CMD...: runs CMD once the copy is under way. MODE
+# "finish": the copy must finish intact. MODE "end": the copy must end,
+# intact or with an error cp reports (the client's RDMA device was gone
+# when rpcrdma reconnected, which the NFS client reports as ENODEV), and
+# a copy made afterwards must be intact.
 fault_copy() {
-	local name=$1 pid
-	shift
+	local name=$1 mode=$2 pid st
+	shift 2
 	rm -f "$MNT/fault"
 	(cp "$tmp/fault" "$MNT/fault" && sync "$MNT/fault") >"$tmp/fault.out" 2>&1 &
 	pid=$!
@@ -216,12 +221,19 @@ fault_copy() {
 		t_log "$name: the copy ended before the fault; faster than expected"
 	fi
 	t_ok "$name: the fault" "$@"
-	if timeout 300 tail --pid="$pid" -f /dev/null && wait "$pid"; then
-		t_pass "$name: the copy finishes"
-	else
+	if ! timeout 300 tail --pid="$pid" -f /dev/null; then
 		kill "$pid" 2>/dev/null
-		t_fail "$name: the copy finishes" "$(cat "$tmp/fault.out")" \
-			"$(dmesg | tail -n 15)"
+		t_fail "$name: the copy ends" "$(dmesg | tail -n 15)"
+		return
+	fi
+	wait "$pid"
+	st=$?
+	if [ "$st" != 0 ] && [ "$mode" = end ]; then
+		t_pass "$name: the copy ends, with an error: $(head -c 200 "$tmp/fault.out")"
+		t_ok "$name: a new copy" cp "$tmp/fault" "$MNT/fault"
+		sync "$MNT/fault"
+	else
+		t_eq "$name: the copy finishes" 0 "$st"
 	fi
 	t_eq "$name: the server's file is intact" "$fault_sum" \
 		"$(sha256sum <"$EXP/fault" | cut -d' ' -f1)"
@@ -230,8 +242,15 @@ fault_copy() {
 link_flap() {
 	in2 ip link set v2 down && sleep 3 && in2 ip link set v2 up
 }
-# Refused while the mount holds the device; nothing of the copy is lost.
-unload_refused() { ! modprobe -r siw2 2>/dev/null && grep -q '^siw2 ' /proc/modules; }
+# Kernel consumers hold no reference on the module: unloading siw2
+# removes both devices under the mount and the server's listener, and
+# rpcrdma and svcrdma must let go of them for the unload to finish.
+unload_reload() {
+	modprobe -r siw2 && ! grep -q '^siw2 ' /proc/modules &&
+	modprobe siw2 &&
+	in1 rdma link add siw2_n1 type siw2 netdev v1 &&
+	in2 rdma link add siw2_n2 type siw2 netdev v2
+}
 nfsd_restart() { in1 rpc.nfsd 0 && sleep 2 && in1 rpc.nfsd --no-udp --grace-time 10 --lease-time 10 4 && echo "rdma 20049" >/proc/fs/nfsd/portlist; }
 # The client's device goes away under the mount and comes back: rpcrdma
 # drops the transport on the removal and reconnects through the new one.
@@ -242,10 +261,10 @@ link_readd() {
 
 if out=$(mount_nfs vers=4.2 2>&1); then
 	t_pass "faults: mount -o rdma,port=20049,vers=4.2"
-	fault_copy "faults: netdev down 3 s and up" link_flap
-	fault_copy "faults: modprobe -r siw2 refused" unload_refused
-	fault_copy "faults: nfsd stopped and started" nfsd_restart
-	fault_copy "faults: client link deleted and added" link_readd
+	fault_copy "faults: netdev down 3 s and up" finish link_flap
+	fault_copy "faults: siw2 unloaded and loaded again" end unload_reload
+	fault_copy "faults: nfsd stopped and started" finish nfsd_restart
+	fault_copy "faults: client link deleted and added" end link_readd
 	t_ok "faults: remount" remount vers=4.2
 	t_eq "faults: the last copy read back matches" "$fault_sum" \
 		"$(sha256sum <"$MNT/fault" | cut -d' ' -f1)"
