@@ -51,6 +51,12 @@
  * addresses added to a netdev later are covered. A new connection goes to
  * the device whose netdev owns its local address, or is reset if there is
  * none, since the RDMA CM could not place it on a device either.
+ *
+ * Port mapping. siw2 always listens on and connects from the iw_cm's mapped
+ * addresses (m_local_addr, m_remote_addr). They equal the RDMA CM's unless
+ * iwpmd runs and the device's port_map is on; then the local port is one
+ * iwpmd holds for us in the host's port space (socket.c, bind_reserved()),
+ * and the remote one is what the peer's iwpmd reported.
  */
 #include <linux/module.h>
 #include <linux/workqueue.h>
@@ -127,6 +133,13 @@ MODULE_PARM_DESC(mpa_reply_timeout_ms, "Wait for an MPA Reply, and for the ULP t
 
 /* A listener drains at most this many connections per work run. */
 #define LISTEN_BATCH 32
+
+/* iwpmd moved @id to a port of its own (see "Port mapping" above). */
+static bool port_reserved(const struct iw_cm_id *id)
+{
+	return id->mapped && siw2_sockaddr_port(&id->m_local_addr) !=
+			     siw2_sockaddr_port(&id->local_addr);
+}
 
 enum cep_state {
 	CEP_IDLE,		/* being set up */
@@ -220,6 +233,7 @@ struct siw2_listener {
  * @ird: active: the ULP's IRD, capped to the device's
  * @ord: active: the ULP's ORD, capped
  * @tos: IP TOS for the socket, or -1
+ * @reserved: active: iwpmd holds @laddr's port for us (port_reserved())
  * @laddr: active: local address (the cm_id's mapped address)
  * @raddr: active: peer address
  * @pdata: active: the Private Data of the Request
@@ -255,6 +269,7 @@ struct siw2_cep {
 	u16 ird;
 	u16 ord;
 	int tos;
+	bool reserved;
 	struct sockaddr_storage laddr;
 	struct sockaddr_storage raddr;
 	void *pdata;
@@ -611,7 +626,7 @@ static int active_start(struct siw2_cep *cep)
 	cep->tx_len = len;
 	cep->tx_off = 0;
 	ret = siw2_sock_connect(cep->net, &cep->laddr, &cep->raddr, cep->tos,
-				&cep->cb, &cep->sock);
+				cep->reserved, &cep->cb, &cep->sock);
 	if (ret)
 		return ret;
 	cep->state = CEP_CONNECTING;
@@ -633,6 +648,7 @@ static void active_retry(struct siw2_cep *cep)
 	cep->retried = true;
 	/* The old connection may linger in TIME_WAIT on our port. */
 	siw2_sockaddr_set_port(&cep->laddr, 0);
+	cep->reserved = false;
 	if (active_start(cep))
 		active_fail(cep, -ECONNRESET, false, true);
 }
@@ -784,6 +800,7 @@ int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep->ord = min_t(u32, param->ord, SIW2_MAX_ORD);
 	cep->laddr = id->m_local_addr;
 	cep->raddr = id->m_remote_addr;
+	cep->reserved = port_reserved(id);
 	if (id->tos_set)
 		cep->tos = id->tos;
 	cep->qp = to_siw2_qp(ibqp);
@@ -1159,7 +1176,7 @@ static struct listen_sock *ls_find(struct net *net,
 }
 
 static int ls_create(struct net *net, const struct sockaddr_storage *addr,
-		     bool v6only, int backlog, int tos,
+		     bool v6only, int backlog, int tos, bool reserved,
 		     struct listen_sock **res)
 {
 	struct listen_sock *ls;
@@ -1179,8 +1196,8 @@ static int ls_create(struct net *net, const struct sockaddr_storage *addr,
 	ls->v6only = v6only;
 	/* Connections arriving at once wait for ls->sock to be set. */
 	mutex_lock(&ls->lock);
-	ret = siw2_sock_listen(net, addr, v6only, backlog, tos, &ls->cb,
-			       &ls->sock);
+	ret = siw2_sock_listen(net, addr, v6only, backlog, tos, reserved,
+			       &ls->cb, &ls->sock);
 	mutex_unlock(&ls->lock);
 	if (ret) {
 		put_net(ls->net);
@@ -1248,7 +1265,8 @@ int siw2_cm_create_listen(struct iw_cm_id *id, int backlog)
 		kref_get(&ls->ref);
 	} else {
 		ret = ls_create(net, addr, v6only, l->backlog,
-				id->tos_set ? id->tos : -1, &ls);
+				id->tos_set ? id->tos : -1, port_reserved(id),
+				&ls);
 		if (ret)
 			goto unlock;
 	}

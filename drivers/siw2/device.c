@@ -20,10 +20,15 @@
 #include <linux/random.h>
 #include <linux/wait.h>
 #include <net/addrconf.h>
+#include <rdma/iw_cm.h>
 #include <rdma/rdma_netlink.h>
 
 #include "siw2.h"
 #include <rdma/siw2-abi.h>
+
+static bool port_map;
+module_param(port_map, bool, 0644);
+MODULE_PARM_DESC(port_map, "New devices take the ports iwpmd maps to, if it runs (default off: the RDMA CM's ports)");
 
 static DEFINE_MUTEX(devices_lock);
 static LIST_HEAD(devices);
@@ -68,9 +73,39 @@ static ssize_t sq_poll_us_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(sq_poll_us);
 
+/*
+ * iWARP port mapping (cm.c): with iwpmd running, 1 lets the iw_cm move each
+ * listen and connect to a port iwpmd reserves. Read by the iw_cm for each
+ * new listen or connect.
+ */
+static ssize_t port_map_show(struct device *dev,
+			     struct device_attribute *attr, char *buf)
+{
+	u32 flags = READ_ONCE(attr_sdev(dev)->ibdev.iw_driver_flags);
+
+	return sysfs_emit(buf, "%d\n", !(flags & IW_F_NO_PORT_MAP));
+}
+
+static ssize_t port_map_store(struct device *dev,
+			      struct device_attribute *attr,
+			      const char *buf, size_t count)
+{
+	bool on;
+	int ret;
+
+	ret = kstrtobool(buf, &on);
+	if (ret)
+		return ret;
+	WRITE_ONCE(attr_sdev(dev)->ibdev.iw_driver_flags,
+		   on ? 0 : IW_F_NO_PORT_MAP);
+	return count;
+}
+static DEVICE_ATTR_RW(port_map);
+
 static struct attribute *siw2_attrs[] = {
 	&dev_attr_abi_version.attr,
 	&dev_attr_sq_poll_us.attr,
+	&dev_attr_port_map.attr,
 	NULL,
 };
 
@@ -192,6 +227,8 @@ static int newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->netdev = ndev;
 	sdev->sq_poll_us = min(READ_ONCE(siw2_sq_poll_us_default),
 			       SIW2_SQ_POLL_US_MAX);
+	sdev->ibdev.iw_driver_flags = READ_ONCE(port_map) ? 0 :
+				      IW_F_NO_PORT_MAP;
 	set_node_guid(sdev, ndev);
 	sdev->ibdev.node_type = RDMA_NODE_RNIC;
 	sdev->ibdev.phys_port_cnt = 1;

@@ -561,13 +561,14 @@ struct siw2_sock_cb {
 void siw2_sock_watch(struct socket *sock, struct siw2_sock_cb *cb);
 void siw2_sock_unwatch(struct socket *sock, struct siw2_sock_cb *cb);
 int siw2_sock_listen(struct net *net, const struct sockaddr_storage *addr,
-		     bool v6only, int backlog, int tos,
+		     bool v6only, int backlog, int tos, bool reserved,
 		     struct siw2_sock_cb *cb, struct socket **res);
 int siw2_sock_accept(struct socket *lsock, const struct siw2_sock_cb *lcb,
 		     struct socket **res);
 int siw2_sock_connect(struct net *net, const struct sockaddr_storage *laddr,
 		      const struct sockaddr_storage *raddr, int tos,
-		      struct siw2_sock_cb *cb, struct socket **res);
+		      bool reserved, struct siw2_sock_cb *cb,
+		      struct socket **res);
 int siw2_sock_connected(struct socket *sock);
 int siw2_sock_send(struct socket *sock, const void *buf, size_t len);
 int siw2_sock_recv(struct socket *sock, void *buf, size_t len, bool peek);
@@ -575,6 +576,7 @@ int siw2_sock_names(struct socket *sock, struct sockaddr_storage *local,
 		    struct sockaddr_storage *peer);
 bool siw2_sock_addr_on(struct net *net, const struct sockaddr_storage *addr,
 		       struct net_device *ndev);
+u16 siw2_sockaddr_port(const struct sockaddr_storage *addr);
 void siw2_sockaddr_set_port(struct sockaddr_storage *addr, u16 port);
 void siw2_sock_close(struct socket *sock, struct siw2_sock_cb *cb,
 		     bool abortive);

@@ -161,6 +161,24 @@ static int create(struct net *net, int family, int tos, struct socket **res)
 	return 0;
 }
 
+/*
+ * With iWARP port mapping (iwpmd, the iw_cm's port mapper), the RDMA CM's
+ * port is translated into one that iwpmd took from the host's TCP port space
+ * with a socket of its own, bound to the wildcard address and never used:
+ * the reservation a hardware RNIC needs so that its own TCP stack and the
+ * host's do not collide. siw2 uses the host's stack, so it takes the port
+ * over from that placeholder (SK_FORCE_REUSE skips the bind conflict
+ * check). Only the initial namespace, where iwpmd lives, has the
+ * reservation; elsewhere the bind is ordinary.
+ */
+static int bind_reserved(struct socket *sock,
+			 const struct sockaddr_storage *addr, bool reserved)
+{
+	if (reserved && net_eq(sock_net(sock->sk), &init_net))
+		sock->sk->sk_reuse = SK_FORCE_REUSE;
+	return kernel_bind(sock, (struct sockaddr *)addr, addr_len(addr));
+}
+
 /**
  * siw2_sock_listen() - a listening socket, watched by @cb
  * @net: namespace to create it in
@@ -168,13 +186,14 @@ static int create(struct net *net, int family, int tos, struct socket **res)
  * @v6only: an IPv6 wildcard does not take IPv4 connections
  * @backlog: TCP's accept queue
  * @tos: IP TOS or traffic class for the connections, or -1
+ * @reserved: the port mapper holds @addr's port for us (see bind_reserved())
  * @cb: notified of new connections (SIW2_SOCK_READ)
  * @res: the socket
  *
  * Return: 0, or a negative errno (-EADDRINUSE, -EADDRNOTAVAIL, ...).
  */
 int siw2_sock_listen(struct net *net, const struct sockaddr_storage *addr,
-		     bool v6only, int backlog, int tos,
+		     bool v6only, int backlog, int tos, bool reserved,
 		     struct siw2_sock_cb *cb, struct socket **res)
 {
 	struct socket *sock;
@@ -191,7 +210,7 @@ int siw2_sock_listen(struct net *net, const struct sockaddr_storage *addr,
 		if (ret)
 			goto err_release;
 	}
-	ret = kernel_bind(sock, (struct sockaddr *)addr, addr_len(addr));
+	ret = bind_reserved(sock, addr, reserved);
 	if (ret)
 		goto err_release;
 	siw2_sock_watch(sock, cb);
@@ -242,6 +261,7 @@ int siw2_sock_accept(struct socket *lsock, const struct siw2_sock_cb *lcb,
  * @laddr: local address to bind; if its port is taken, any port is used
  * @raddr: the peer
  * @tos: IP TOS or traffic class, or -1
+ * @reserved: the port mapper holds @laddr's port for us
  * @cb: notified when the handshake ends (SIW2_SOCK_STATE)
  * @res: the socket; siw2_sock_connected() tells how the handshake went
  *
@@ -249,7 +269,8 @@ int siw2_sock_accept(struct socket *lsock, const struct siw2_sock_cb *lcb,
  */
 int siw2_sock_connect(struct net *net, const struct sockaddr_storage *laddr,
 		      const struct sockaddr_storage *raddr, int tos,
-		      struct siw2_sock_cb *cb, struct socket **res)
+		      bool reserved, struct siw2_sock_cb *cb,
+		      struct socket **res)
 {
 	struct sockaddr_storage any;
 	struct socket *sock;
@@ -261,7 +282,7 @@ int siw2_sock_connect(struct net *net, const struct sockaddr_storage *laddr,
 	if (ret)
 		return ret;
 	sock_set_reuseaddr(sock->sk);
-	ret = kernel_bind(sock, (struct sockaddr *)laddr, addr_len(laddr));
+	ret = bind_reserved(sock, laddr, reserved);
 	if (ret == -EADDRINUSE) {
 		/*
 		 * The RDMA CM reserved the port in its own port space only;
@@ -420,6 +441,16 @@ bool siw2_sock_addr_on(struct net *net, const struct sockaddr_storage *addr,
 	default:
 		return false;
 	}
+}
+
+/* The port of an IPv4 or IPv6 socket address, 0 for other families. */
+u16 siw2_sockaddr_port(const struct sockaddr_storage *addr)
+{
+	if (addr->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)addr)->sin_port);
+	if (addr->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
+	return 0;
 }
 
 /* Sets the port of an IPv4 or IPv6 socket address. */

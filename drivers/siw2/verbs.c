@@ -190,8 +190,6 @@ void siw2_verbs_init_device(struct siw2_device *sdev)
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC);
 	sdev->next_qpn = SIW2_QPN_MIN;
 	sdev->next_stag = 1;
-	/* siw2 uses the ports the RDMA CM picks; no port mapping. */
-	sdev->ibdev.iw_driver_flags = IW_F_NO_PORT_MAP;
 }
 
 void siw2_verbs_uninit_device(struct siw2_device *sdev)

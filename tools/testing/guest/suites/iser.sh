@@ -10,13 +10,13 @@
 # logout, the target cleared, the iSER modules unloaded, no siw2 object
 # left.
 #
-# NOT IN make check: it fails today, at the target. LIO's network portal
-# is a kernel TCP listener on 192.0.2.1:3260, and enabling iSER on it
-# (np/.../iser) makes ib_isert rdma_listen() on the same address and
-# port; siw2, like any iWARP device over the host's TCP stack without a
-# port mapper (iwpmd; siw2 sets IW_F_NO_PORT_MAP), listens with a TCP
-# socket there too and gets EADDRINUSE. Making this pass needs iWARP port
-# mapping in siw2 (or a LIO portal without its TCP listener).
+# LIO's network portal is a kernel TCP listener on 192.0.2.1:3260, and
+# enabling iSER on it (np/.../iser) makes ib_isert rdma_listen() on the
+# same address and port. An iWARP device over the host's TCP stack cannot
+# listen there too: the portal needs iWARP port mapping. iwpmd runs, and
+# both siw2 devices have port_map on, so isert's listener moves to a port
+# iwpmd reserved and the initiator learns it from iwpmd's query exchange
+# before it connects.
 #
 # ib_isert and ib_iser create their rdma_cm IDs in the initial network
 # namespace only, so both ends live there, as in the nvmeof suite: a veth
@@ -74,6 +74,7 @@ cleanup() {
 	iscsiadm -m node -o delete >/dev/null 2>&1
 	target_stop 2>/dev/null
 	pkill -x iscsid 2>/dev/null
+	pkill -x iwpmd 2>/dev/null
 	ip link del v1 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -88,7 +89,8 @@ for tool in iscsiadm iscsid fio mkfs.ext4; do
 done
 
 t_ok "modprobe siw2" modprobe siw2
-t_ok "modprobe ib_isert ib_iser" modprobe -a ib_isert ib_iser
+# sd_mod too: the guest has no udev to load it when the LUN appears.
+t_ok "modprobe ib_isert ib_iser sd_mod" modprobe -a ib_isert ib_iser sd_mod
 mountpoint -q /sys/kernel/config ||
 	mount -t configfs configfs /sys/kernel/config
 t_ok "veth pair with a siw2 device on each end" sh -c "
@@ -97,6 +99,14 @@ t_ok "veth pair with a siw2 device on each end" sh -c "
 	ip link set v1 up && ip link set v2 up &&
 	rdma link add siw2_t type siw2 netdev v1 &&
 	rdma link add siw2_h type siw2 netdev v2"
+pm=/sys/class/infiniband/siw2_t/siw2/port_map
+t_eq "port_map is off by default" "0 N" \
+	"$(cat $pm) $(cat /sys/module/siw2/parameters/port_map)"
+t_refused "port_map refuses a non-boolean" sh -c "echo maybe >$pm"
+t_ok "iwpmd runs, port mapping on for both devices" sh -c "
+	iwpmd && sleep 1 && pgrep -x iwpmd >/dev/null &&
+	echo 1 >/sys/class/infiniband/siw2_t/siw2/port_map &&
+	echo 1 >/sys/class/infiniband/siw2_h/siw2/port_map"
 t_ok "LIO: ramdisk LUN behind an iSER portal on $A:3260" target_start
 t_eq "the portal has iSER enabled" 1 \
 	"$(cat "$CT/iscsi/$IQN/tpgt_1/np/$A:3260/iser" 2>&1)"
@@ -117,16 +127,33 @@ t_pass "login through the iser interface"
 t_match "the session's transport is iser" "^iser: .*$A:3260.*$IQN" \
 	"$(iscsiadm -m session 2>&1)"
 t_match "the QPs are on siw2" 'siw2_' "$(rdma res show qp)"
+# The mapping at work: LIO's TCP portal keeps 3260, the iSER connection
+# runs to the port iwpmd reserved for isert's listener.
+t_match "LIO's TCP portal still listens on $A:3260" "^LISTEN .* $A:3260 " \
+	"$(ss -Htln 2>&1)"
+t_match "the iSER connection runs to a mapped port, not 3260" \
+	"^ESTAB .* $A:(326[1-9]|32[7-9][0-9]|3[3-9][0-9]{2}|[4-9][0-9]{3}|[1-9][0-9]{4}) " \
+	"$(ss -Htn 2>&1)"
 # shellcheck disable=SC2016 # t_wait evaluates it
-t_ok "the LUN shows as a block device" t_wait '[ -n "$(lun_dev)" ]' 30
+if ! t_wait '[ -n "$(lun_dev)" ] && [ -b "/dev/$(lun_dev)" ]' 30; then
+	t_fail "the LUN shows as a block device" \
+		"$(find /sys/class/iscsi_session/*/device/ -maxdepth 3 2>&1 | head -n 20)" \
+		"$(dmesg | grep -Ei 'scsi|sd |iser' | tail -n 20)"
+	t_done
+	exit
+fi
+t_pass "the LUN shows as a block device"
 dev=/dev/$(lun_dev)
-t_wait "[ -b $dev ]" 20
 t_eq "it has the ramdisk's size" $((64 << 20)) \
 	"$(blockdev --getsize64 "$dev" 2>&1)"
 
 mkdir -p "$tmp/mnt"
 t_ok "mkfs.ext4 on the LUN" mkfs.ext4 -q -F "$dev"
 t_ok "mount it" mount "$dev" "$tmp/mnt"
+if ! mountpoint -q "$tmp/mnt"; then
+	t_done
+	exit
+fi
 head -c $((32 << 20)) /dev/urandom >"$tmp/data"
 want=$(sha256sum <"$tmp/data" | cut -d' ' -f1)
 t_ok "a 32 MiB file copied in" cp "$tmp/data" "$tmp/mnt/data"
