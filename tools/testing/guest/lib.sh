@@ -155,3 +155,51 @@ perftest_env() {
 	# shellcheck disable=SC2034 # for the suites
 	PERFTEST_ENV=("LD_PRELOAD=$so" CONNECT_DELAY_MS=500 CONNECT_RETRY=20)
 }
+
+# dd_started FILE: the dd whose status=progress output goes to FILE has
+# copied more than a MiB.
+dd_started() {
+	tr '\r' '\n' <"$1" | awk '/ bytes / { n = $1 } END { exit !(n > 1048576) }'
+}
+
+# blk_fault NAME DEV FILE CMD...: writes FILE (whole MiBs) to the start of
+# block device DEV with O_DIRECT, runs CMD once a MiB of it is written,
+# and checks that the write finishes (the consumer recovers and retries
+# what was lost) and that DEV reads back FILE's bytes.
+blk_fault() {
+	local name=$1 dev=$2 file=$3 pid st out want got
+	shift 3
+	want=$(sha256sum <"$file" | cut -d' ' -f1)
+	out=$(mktemp)
+	dd if="$file" of="$dev" bs=1M oflag=direct conv=fsync \
+		status=progress 2>"$out" &
+	pid=$!
+	t_wait "dd_started $out || ! kill -0 $pid" 60
+	kill -0 "$pid" 2>/dev/null ||
+		t_log "$name: the write ended before the fault"
+	t_ok "$name: the fault" "$@"
+	if ! timeout 300 tail --pid="$pid" -f /dev/null; then
+		kill "$pid" 2>/dev/null
+		t_fail "$name: the write ends" "$(dmesg | tail -n 15)"
+		rm -f "$out"
+		return
+	fi
+	wait "$pid"
+	st=$?
+	if [ "$st" = 0 ]; then
+		t_pass "$name: the write finishes"
+	else
+		t_fail "$name: the write finishes" "exit $st" \
+			"$(tr '\r' '\n' <"$out" | tail -n 3)"
+	fi
+	rm -f "$out"
+	got=$(dd if="$dev" bs=1M count=$(($(stat -c %s "$file") >> 20)) \
+		iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	t_eq "$name: the device reads back what was written" "$want" "$got"
+}
+
+# tcp_reset FILTER...: resets the established TCP connections ss(8)
+# FILTER selects (sock_diag's destroy, as `ss -K`); fails if there was none.
+tcp_reset() {
+	ss -HKtn state established "$@" | grep -q .
+}

@@ -7,8 +7,8 @@
 # shows the iser transport; ext4 made on the LUN, mounted, a 32 MiB file
 # copied in and read back with SHA-256 compared after a remount; fio
 # randrw with crc32c verification on the file system for a fixed time;
-# logout, the target cleared, the iSER modules unloaded, no siw2 object
-# left.
+# the connection reset under a write to the LUN, the data intact; logout,
+# the target cleared, the iSER modules unloaded, no siw2 object left.
 #
 # LIO's network portal is a kernel TCP listener on 192.0.2.1:3260, and
 # enabling iSER on it (np/.../iser) makes ib_isert rdma_listen() on the
@@ -180,6 +180,24 @@ else
 fi
 
 t_ok "unmount" umount "$tmp/mnt"
+
+# The iSER connection reset under an O_DIRECT write to the LUN: the
+# initiator's iSCSI error recovery logs in again (a new connection, mapped
+# by iwpmd again) and retries what was lost.
+conns() { ss -Htn state established dst $A | awk '{ print $3 }' | sort; }
+head -c $((32 << 20)) /dev/urandom >"$tmp/fault"
+old=$(conns)
+blk_fault "faults: the connection reset" "$dev" "$tmp/fault" \
+	tcp_reset dst $A
+new=$(conns)
+if [ -n "$new" ] && [ "$new" != "$old" ]; then
+	t_pass "faults: a new connection took over"
+else
+	t_fail "faults: a new connection took over" "before: $old" "after: $new"
+fi
+t_match "faults: the session is logged in again over iser" \
+	"^iser: .*$A:3260.*$IQN" "$(iscsiadm -m session 2>&1)"
+rm -f "$tmp/fault"
 t_ok "logout" iscsiadm -m node -T $IQN -p $A:3260 -u
 t_ok "the session is gone" t_wait "! iscsiadm -m session >/dev/null 2>&1" 20
 t_ok "target torn down" target_stop

@@ -7,8 +7,12 @@
 # kernel's nvme-rdma host connected with nvme-cli `connect -t rdma`. The
 # controller shows the rdma transport; 64 MiB written with O_DIRECT read
 # back with SHA-256 compared, also against the target's file; fio randrw
-# with crc32c verification for a fixed time; disconnect, the target torn
-# down, nvme-rdma and nvmet-rdma unloaded, no siw2 object left.
+# with crc32c verification for a fixed time; faults under a write: the
+# connections reset (the host reconnects, the data is intact), the
+# target's siw2 device deleted (the I/O fails, the controller goes; after
+# the device and the port are back a new connection works); disconnect,
+# the target torn down, nvme-rdma and nvmet-rdma unloaded, no siw2 object
+# left.
 #
 # nvme-rdma and nvmet-rdma create their rdma_cm IDs in the initial
 # network namespace only (6.1 and 6.12), so both ends live there, on a
@@ -95,8 +99,13 @@ t_ok "veth pair with a siw2 device on each end" sh -c "
 t_ok "nvmet: file-backed namespace behind an rdma port on $A:4420" \
 	target_start
 
-out=$(timeout 120 nvme connect -t rdma -a $A -s 4420 -n $NQN \
-	--hostnqn=$HOSTNQN --hostid=$HOSTID 2>&1)
+# A short reconnect delay: the faults below make the host reconnect.
+connect() {
+	timeout 120 nvme connect -t rdma -a $A -s 4420 -n $NQN \
+		--hostnqn=$HOSTNQN --hostid=$HOSTID --reconnect-delay=1 \
+		--ctrl-loss-tmo=60
+}
+out=$(connect 2>&1)
 st=$?
 c=$(ctrl)
 if [ $st -ne 0 ] || [ -z "$c" ]; then
@@ -158,6 +167,63 @@ else
 	t_fail "fio randrw ${FIO_SECONDS}s with crc32c verification" \
 		"$(tail -n 15 "$tmp/fio")"
 fi
+
+# --- faults under an O_DIRECT write of FAULT_MIB MiB.
+FAULT_MIB=${NVMEOF_FAULT_MIB:-96}
+head -c $((FAULT_MIB << 20)) /dev/urandom >"$tmp/fault"
+# Every connection of the association reset: nvme-rdma's error recovery
+# reconnects (new QPs, new MPA exchanges) and retries the lost commands.
+reconnected() { dmesg | grep -c 'Successfully reconnected'; }
+n=$(reconnected)
+blk_fault "faults: the connections reset" "$dev" "$tmp/fault" \
+	tcp_reset "( sport = :4420 or dport = :4420 )"
+t_ok "faults: the host reconnected" t_wait "[ \$(reconnected) -gt $n ]" 10
+
+# The target's siw2 device deleted under the write. Both ends' QPs are on
+# it (see above), so the host deletes the controller and fails the I/O.
+# nvmet-rdma drops a listener whose device goes (it does not listen again
+# by itself): once the device is back, the port is enabled again as an
+# administrator would, by linking the subsystem to it anew, and a new
+# connection works.
+dd if="$tmp/fault" of="$dev" bs=1M oflag=direct status=progress \
+	2>"$tmp/dd.out" &
+pid=$!
+t_wait "dd_started $tmp/dd.out || ! kill -0 $pid" 60
+kill -0 $pid 2>/dev/null || t_log "faults: the write ended before the fault"
+t_ok "faults: siw2_t deleted under the write" rdma link delete siw2_t
+if timeout 120 tail --pid=$pid -f /dev/null; then
+	wait $pid
+	st=$?
+	t_pass "faults: the write ends (exit $st: $(tr '\r' '\n' <"$tmp/dd.out" |
+		grep -v ' copied, ' | tr '\n' ' ' | head -c 100))"
+else
+	kill $pid
+	t_fail "faults: the write ends" "$(dmesg | tail -n 15)"
+fi
+# shellcheck disable=SC2016 # t_wait evaluates it
+t_ok "faults: the host deletes the controller" t_wait '[ -z "$(ctrl)" ]' 60
+t_ok "faults: siw2_t added again" \
+	rdma link add siw2_t type siw2 netdev v1
+t_ok "faults: the port enabled again" sh -c "
+	rm $CFS/ports/1/subsystems/$NQN &&
+	ln -s $CFS/subsystems/$NQN $CFS/ports/1/subsystems/$NQN"
+for _ in 1 2 3 4 5 6; do
+	connect >"$tmp/connect.out" 2>&1 && [ -n "$(ctrl)" ] && break
+	sleep 5
+done
+if [ -n "$(ctrl)" ]; then
+	t_pass "faults: nvme connect again"
+	# shellcheck disable=SC2016 # t_wait evaluates it
+	t_wait '[ -n "$(nsdev)" ] && [ -b "/dev/$(nsdev)" ]' 20
+	dev=/dev/$(nsdev)
+	blk_fault "faults: after the reconnect, the connections reset" \
+		"$dev" "$tmp/fault" \
+		tcp_reset "( sport = :4420 or dport = :4420 )"
+else
+	t_fail "faults: nvme connect again" "$(cat "$tmp/connect.out")" \
+		"$(dmesg | tail -n 15)"
+fi
+rm -f "$tmp/fault"
 
 t_ok "nvme disconnect" nvme disconnect -n $NQN
 t_ok "the controller is gone" t_wait "[ -z \"\$(ctrl)\" ]" 20
