@@ -466,8 +466,8 @@ static void hold(struct ibv_context *ctx, const char *flag)
 		result(false, "hold: reg_mr", "errno %d", errno);
 		return;
 	}
-	printf("HOLD rkey=0x%x addr=0x%llx\n", mr->rkey,
-	       (unsigned long long)(uintptr_t)buf);
+	printf("HOLD rkey=0x%x addr=0x%llx lkey=0x%x\n", mr->rkey,
+	       (unsigned long long)(uintptr_t)buf, mr->lkey);
 	fflush(stdout);
 	while (stat(flag, &st) && tries--)
 		usleep(100000);

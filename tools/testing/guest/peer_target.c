@@ -32,6 +32,9 @@
  *   -i N -o N  IRD (responder resources) and ORD (initiator depth)
  *              (default 2 and 2)
  *   -s TEXT    post a Send of TEXT once established
+ *   -L LKEY,ADDR  take the Send's octets from ADDR under LKEY instead,
+ *              a region of another process: the Send must complete in
+ *              error and carry nothing
  *   -T SEC     give up after SEC seconds without a disconnect (default 30)
  *
  * The Private Data of the accept (server) or connect request (client) is
@@ -43,6 +46,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdint.h>
@@ -59,6 +63,8 @@ struct opts {
 	int ird;
 	int ord;
 	const char *send_text;
+	uint32_t send_lkey;
+	uint64_t send_addr;
 	int timeout_s;
 };
 
@@ -347,6 +353,10 @@ static void post_send_text(struct target *t)
 	}, *bad;
 
 	memcpy(t->sbuf, o->send_text, len);
+	if (o->send_lkey) {
+		sge.lkey = o->send_lkey;
+		sge.addr = o->send_addr;
+	}
 	if (ibv_post_send(t->qp, &wr, &bad))
 		printf("ERROR ibv_post_send: %s\n", strerror(errno));
 	else
@@ -646,6 +656,9 @@ static int set_opt(struct opts *p, const char *opt, const char *v)
 		p->ord = atoi(v);
 	else if (!strcmp(opt, "-s"))
 		p->send_text = v;
+	else if (!strcmp(opt, "-L"))
+		return sscanf(v, "%" SCNx32 ",%" SCNx64, &p->send_lkey,
+			      &p->send_addr) == 2 && p->send_lkey ? 0 : -1;
 	else if (!strcmp(opt, "-T"))
 		p->timeout_s = atoi(v);
 	else

@@ -115,7 +115,8 @@ fi
 # RDMA Write to the STag of a region that a second process, uid 65534,
 # registered with remote write access on the same device. Its PD is not
 # the QP's: siw2 must answer with a protection Terminate and place
-# nothing.
+# nothing. Then peer_target names the region itself, as the lkey of a
+# Send.
 here=$top/tools/testing/guest
 A=198.51.100.1
 in1() { ip netns exec lp1 "$@"; }
@@ -131,7 +132,7 @@ if gcc -O2 -Wall -o "$tmp/peer_target" "$here/peer_target.c" \
 	as_user "$bin" siw2_l hold "$tmp/go" >"$tmp/hold" 2>&1 &
 	holder=$!
 	wait_for "$tmp/hold" '^HOLD|FAIL'
-	read -r rkey addr <<<"$(sed -n 's/^HOLD rkey=\(.*\) addr=\(.*\)/\1 \2/p' "$tmp/hold")"
+	read -r rkey addr lkey <<<"$(sed -n 's/^HOLD rkey=\([^ ]*\) addr=\([^ ]*\) lkey=\([^ ]*\)$/\1 \2 \3/p' "$tmp/hold")"
 	in1 timeout 90 "$tmp/peer_target" server $A 7650 -T 60 \
 		>"$tmp/pt" 2>&1 &
 	target=$!
@@ -140,6 +141,24 @@ if gcc -O2 -Wall -o "$tmp/peer_target" "$here/peer_target.c" \
 	ip netns exec lp2 timeout 80 python3 "$here/fpdu_peer.py" connect \
 		$A 7650 write-oob --target "$rkey,$addr,80" >"$tmp/fp" 2>&1
 	wait "$target"
+	# The same region named locally: a Send whose SGE carries the other
+	# process's lkey and address must complete with a protection error
+	# and put none of its octets on the wire.
+	in1 timeout 90 "$tmp/peer_target" server $A 7651 -T 30 \
+		-s "$(printf '%064d' 0)" -L "$lkey,$addr" >"$tmp/pt2" 2>&1 &
+	target=$!
+	wait_for "$tmp/pt2" 'LISTENING|ERROR'
+	ip netns exec lp2 timeout 60 python3 "$here/fpdu_peer.py" connect \
+		$A 7651 valid >"$tmp/fp2" 2>&1
+	wait "$target"
+	t_match "foreign lkey: the Send completes with a local protection error" \
+		'^WC wr_id=1000 status=LOC_PROT_ERR ' "$(cat "$tmp/pt2")"
+	if grep -q '^send op=' "$tmp/fp2"; then
+		t_fail "foreign lkey: nothing of the region is sent" \
+			"$(grep '^send op=' "$tmp/fp2")"
+	else
+		t_pass "foreign lkey: nothing of the region is sent"
+	fi
 	touch "$tmp/go"
 	wait "$holder"
 	t_log "foreign STag: peer: $(grep -E '^(write|term|closed|reset)' "$tmp/fp" | tr '\n' ';')"
