@@ -36,7 +36,20 @@ TCP_ANALOG = {
 }
 
 # True when a larger figure is better.
-HIGHER_BETTER = {"bw_gbps": True, "msg_rate_mpps": True}
+HIGHER_BETTER = {"bw_gbps": True, "msg_rate_mpps": True, "mib_s": True,
+                 "iops": True}
+
+# The storage section (storage.sh): fio over each protocol, over siw2 (one
+# column per CRC mode) and over TCP. (label, test prefix), then (job label,
+# fio job, block size, metric).
+STORAGE_PROTOCOLS = [("NFSv4.2, RDMA vs TCP", "nfs"),
+                     ("iSCSI, iSER vs TCP", "iscsi")]
+STORAGE_ROWS = [("seq write 1 MiB QD16 (MiB/s)", "write", 1048576, "mib_s"),
+                ("seq read 1 MiB QD16 (MiB/s)", "read", 1048576, "mib_s"),
+                ("rand read 4 KiB QD1, p50 (us)", "randread", 4096,
+                 "lat_p50_us"),
+                ("rand read 4 KiB QD1, p99 (us)", "randread", 4096,
+                 "lat_p99_us")]
 
 
 def size_name(size):
@@ -113,6 +126,10 @@ class Results:
             test = TCP_ANALOG.get(test, test)
         if crc not in self.crcs.get(system, [crc]):
             crc = "-"
+        return self.raw_stats(system, crc, test, size, metric)
+
+    def raw_stats(self, system, crc, test, size, metric):
+        """stats() of exactly this key."""
         vals = self.values.get((system, crc, test, int(size), metric))
         if not vals:
             return None
@@ -150,6 +167,7 @@ class Table:
         self.unit = unit
         self.note = note
         self.rows = []
+        self.measured = False
 
     def header(self, first):
         res = self.res
@@ -162,7 +180,9 @@ class Table:
         res = self.res
         row = list(label)
         for s in res.systems:
-            row.append(cell(res.stats(s, crc, test, size, metric)))
+            st = res.stats(s, crc, test, size, metric)
+            self.measured = self.measured or st is not None
+            row.append(cell(st))
         for o in res.ours:
             for t in res.systems:
                 if t != o:
@@ -264,6 +284,77 @@ def build_tables(res):
     return tables
 
 
+def is_storage(test):
+    return test.startswith(("nfs_", "iscsi_", "storage_"))
+
+
+def ran_per_system(res, system):
+    """Whether a per-system section (not storage) has a figure or an error
+    of SYSTEM."""
+    return any(k[0] == system and not is_storage(k[2]) for k in res.values) \
+        or any(e["system"] == system and not is_storage(e["test"])
+               for e in res.errors)
+
+
+def storage_rows(res):
+    """The storage section: per protocol and fio job, siw2's figure for
+    each of its CRC modes, TCP's, and siw2's over TCP's. Empty when the
+    section did not run."""
+    if not any(is_storage(k[2]) for k in res.values) and \
+            not any(is_storage(e["test"]) for e in res.errors):
+        return []
+    crcs = res.crcs.get("siw2", ["off", "on"])
+    rows = []
+    for plabel, proto in STORAGE_PROTOCOLS:
+        for jlabel, job, size, metric in STORAGE_ROWS:
+            test = "%s_%s" % (proto, job)
+            tcp = res.raw_stats("tcp", "-", test, size, metric)
+            row = {"protocol": plabel, "workload": jlabel, "test": test,
+                   "size": size, "metric": metric, "tcp": tcp, "siw2": {},
+                   "ratio": {}}
+            for crc in crcs:
+                st = res.raw_stats("siw2", crc, test, size, metric)
+                row["siw2"][crc] = st
+                row["ratio"][crc] = (st["median"] / tcp["median"]
+                                     if st and tcp and tcp["median"]
+                                     else None)
+            rows.append(row)
+    return rows
+
+
+def storage_markdown(res, rows):
+    if not rows:
+        return []
+    crcs = list(rows[0]["siw2"])
+    out = ["### Storage (fio; MiB/s: higher is better, microseconds: lower "
+           "is better)", "",
+           "NFSv4.2 (nfsd exporting a tmpfs, mounted with proto=rdma over "
+           "siw2 or proto=tcp) and iSCSI (a LIO ramdisk LUN behind one "
+           "portal, logged into through the iser interface over siw2 or "
+           "through tcp), on the same veth path, both ends in the guest. "
+           "fio with libaio and O_DIRECT on a %d MiB file (NFS) or the raw "
+           "LUN (iSCSI), %s s per job: sequential write and read of 1 MiB "
+           "at queue depth 16, random read of 4 KiB at queue depth 1 "
+           "(fio's total latency, submission to completion: median and 99th "
+           "percentile). Ratio "
+           "columns: siw2's median over TCP's; the goal is RDMA at least as "
+           "fast as TCP, that is at least 1 for MiB/s and at most 1 for "
+           "latency." % (res.meta.get("storage_mib", 128),
+                         res.meta.get("storage_seconds", "?")), ""]
+    cols = ["protocol", "workload"]
+    cols += ["over siw2, CRC %s" % c for c in crcs] + ["over TCP"]
+    cols += ["siw2 CRC %s / TCP" % c for c in crcs]
+    out.append("| " + " | ".join(cols) + " |")
+    out.append("|" + "|".join("---" for _ in cols) + "|")
+    for r in rows:
+        cells = [r["protocol"], r["workload"]]
+        cells += [cell(r["siw2"][c]) for c in crcs] + [cell(r["tcp"])]
+        cells += [ratio_cell(r["ratio"][c]) for c in crcs]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
 def targets(res):
     """The performance issue's targets, for each siw2 system."""
     out = []
@@ -283,6 +374,8 @@ def targets(res):
                     "op": op, "goal": goal, "verdict": verdict})
 
     for o in res.ours:
+        if not ran_per_system(res, o):
+            continue
         for test in BW_TESTS:
             for t in tcp:
                 add(o, "%s 64 KiB CRC off / TCP" % test,
@@ -309,6 +402,14 @@ def targets(res):
         st = res.stats(o, "off", "qp_scale", qps, "established")
         add(o, "%d QPs connect (established)" % qps,
             st["median"] if st else None, ">=", qps)
+    # Storage: RDMA at least as fast as TCP (throughput, typical latency).
+    for r in storage_rows(res):
+        if r["metric"] == "lat_p99_us":
+            continue
+        for crc, v in r["ratio"].items():
+            add("siw2", "%s: %s, CRC %s / TCP" % (r["protocol"],
+                                                 r["workload"], crc), v,
+                ">=" if HIGHER_BETTER.get(r["metric"]) else "<=", 1.0)
     return out
 
 
@@ -396,7 +497,9 @@ def markdown(res, tables, tgts, have_chart):
     if have_chart:
         out += ["![bandwidth by message size](chart.png)", ""]
     for t, first in tables:
-        out += t.markdown(first)
+        if t.measured:
+            out += t.markdown(first)
+    out += storage_markdown(res, storage_rows(res))
     if tgts:
         out += ["### Targets of the performance issue", "",
                 "| system | target | value | goal | verdict |",
@@ -427,6 +530,8 @@ def summary(res, tables, tgts):
     """The ratios, for the terminal."""
     lines = []
     for o in res.ours:
+        if not ran_per_system(res, o):
+            continue
         for t in res.systems:
             if t == o:
                 continue
@@ -464,6 +569,18 @@ def summary(res, tables, tgts):
                 o, t, "off", test, size, "syscalls_per_1k_wr")))
                 for test, size in SYSCALL_TESTS]
             lines.append("  syscalls per 1000 WRs      %s" % ", ".join(rs))
+    srows = storage_rows(res)
+    if srows:
+        lines.append("storage, siw2 / tcp (MiB/s: above 1 is better; "
+                     "latency: below 1):")
+        for r in srows:
+            lines.append("  %-20s %-29s siw2 %s, tcp %s; %s" % (
+                r["protocol"], r["workload"],
+                ", ".join("CRC %s %s" % (c, cell(st))
+                          for c, st in r["siw2"].items()),
+                cell(r["tcp"]),
+                ", ".join("CRC %s %s" % (c, ratio_cell(v))
+                          for c, v in r["ratio"].items())))
     if tgts:
         lines.append("targets:")
         for g in tgts:
@@ -514,7 +631,7 @@ def main():
     with open(os.path.join(outdir, "bench.json"), "w") as f:
         json.dump({"meta": res.meta, "host": res.host, "done": res.done,
                    "figures": figures, "ratios": ratios, "targets": tgts,
-                   "failures": res.errors,
+                   "failures": res.errors, "storage": storage_rows(res),
                    "syscalls_detail": [dict(zip(("system", "crc", "test",
                                                  "size"), k), detail=v)
                                        for k, v in sorted(
