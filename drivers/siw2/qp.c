@@ -856,6 +856,12 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
  * Called after SQEs were published (a kernel post, a user doorbell) and
  * when the connection is up. A QP in ERR flushes both queues; a connected
  * one runs its send engine (tx.c). Any context; takes the queue locks.
+ *
+ * A user QP's engine runs in the caller: a system call, the CM's work or
+ * a poller, all of which may sleep. A kernel QP's always runs on the
+ * workqueue: kernel ULPs post from any context, also inside
+ * rcu_read_lock() (blk-mq's dispatch of nvme-rdma), where a preemptible
+ * RCU leaves preemptible() true but sleeping in a socket send is a bug.
  */
 void siw2_qp_kick_tx(struct siw2_qp *qp)
 {
@@ -868,8 +874,12 @@ void siw2_qp_kick_tx(struct siw2_qp *qp)
 	}
 	/* Pairs with the release in siw2_qp_llp_attach(). */
 	s = smp_load_acquire(&qp->stream);
-	if (s)
+	if (!s)
+		return;
+	if (qp->user)
 		siw2_tx_kick(s);
+	else
+		siw2_tx_kick_async(s);
 }
 
 int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

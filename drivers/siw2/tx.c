@@ -759,23 +759,22 @@ void siw2_tx_work(struct work_struct *work)
 }
 
 /**
- * siw2_tx_kick() - there may be work for the send engine
+ * siw2_tx_kick() - there may be work for the send engine: run it here
  * @s: the stream
  *
- * Any context: runs the engine if the caller may sleep, else queues it.
+ * Context: process context that may sleep (the engine sends on the
+ * socket). A caller that cannot promise that uses siw2_tx_kick_async().
  */
 void siw2_tx_kick(struct siw2_stream *s)
 {
+	might_sleep();
 	set_bit(SIW2_S_TX_PENDING, &s->flags);
 	/* The bit before the trylock; pairs with tx_run()'s smp_mb(). */
 	smp_mb__after_atomic();
-	if (in_task() && preemptible())
-		tx_run(s);
-	else
-		queue_work(siw2_tx_wq, &s->tx_work);
+	tx_run(s);
 }
 
-/* For the receive path, which runs under the socket lock. */
+/* Any context: the engine runs on the workqueue. */
 void siw2_tx_kick_async(struct siw2_stream *s)
 {
 	set_bit(SIW2_S_TX_PENDING, &s->flags);
