@@ -177,7 +177,7 @@ reconnected() { dmesg | grep -c 'Successfully reconnected'; }
 n=$(reconnected)
 blk_fault "faults: the connections reset" "$dev" "$tmp/fault" \
 	tcp_reset "( sport = :4420 or dport = :4420 )"
-t_ok "faults: the host reconnected" t_wait "[ \$(reconnected) -gt $n ]" 10
+t_ok "faults: the host reconnected" t_wait "[ \$(reconnected) -gt $n ]" 60
 
 # The target's siw2 device deleted under the write. Both ends' QPs are on
 # it (see above), so the host deletes the controller and fails the I/O.
