@@ -162,31 +162,47 @@ dd_started() {
 	tr '\r' '\n' <"$1" | awk '/ bytes / { n = $1 } END { exit !(n > 1048576) }'
 }
 
+# blk_write_start NAME DEV FILE OUT: starts writing FILE (whole MiBs) to
+# the start of block device DEV with O_DIRECT, dd's messages in OUT, and
+# returns once a MiB of it is written; BLK_PID is the writer.
+blk_write_start() {
+	dd if="$3" of="$2" bs=1M oflag=direct conv=fsync status=progress \
+		2>"$4" &
+	BLK_PID=$!
+	t_wait "dd_started $4 || ! kill -0 $BLK_PID" 60
+	kill -0 "$BLK_PID" 2>/dev/null ||
+		t_log "$1: the write ended before the fault"
+}
+
+# blk_write_wait NAME SECONDS: waits that long for blk_write_start's
+# writer, and returns its exit status; fails the check "NAME: the write
+# ends" (and returns 255) if it is still running then.
+blk_write_wait() {
+	if ! timeout "$2" tail --pid="$BLK_PID" -f /dev/null; then
+		kill "$BLK_PID" 2>/dev/null
+		t_fail "$1: the write ends" "$(dmesg | tail -n 15)"
+		return 255
+	fi
+	wait "$BLK_PID"
+}
+
 # blk_fault NAME DEV FILE CMD...: writes FILE (whole MiBs) to the start of
 # block device DEV with O_DIRECT, runs CMD once a MiB of it is written,
 # and checks that the write finishes (the consumer recovers and retries
 # what was lost) and that DEV reads back FILE's bytes.
 blk_fault() {
-	local name=$1 dev=$2 file=$3 pid st out want got
+	local name=$1 dev=$2 file=$3 st out want got
 	shift 3
 	want=$(sha256sum <"$file" | cut -d' ' -f1)
 	out=$(mktemp)
-	dd if="$file" of="$dev" bs=1M oflag=direct conv=fsync \
-		status=progress 2>"$out" &
-	pid=$!
-	t_wait "dd_started $out || ! kill -0 $pid" 60
-	kill -0 "$pid" 2>/dev/null ||
-		t_log "$name: the write ended before the fault"
+	blk_write_start "$name" "$dev" "$file" "$out"
 	t_ok "$name: the fault" "$@"
-	if ! timeout 300 tail --pid="$pid" -f /dev/null; then
-		kill "$pid" 2>/dev/null
-		t_fail "$name: the write ends" "$(dmesg | tail -n 15)"
+	blk_write_wait "$name" 300
+	st=$?
+	if [ "$st" = 255 ]; then
 		rm -f "$out"
 		return
-	fi
-	wait "$pid"
-	st=$?
-	if [ "$st" = 0 ]; then
+	elif [ "$st" = 0 ]; then
 		t_pass "$name: the write finishes"
 	else
 		t_fail "$name: the write finishes" "exit $st" \
