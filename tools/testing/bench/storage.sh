@@ -30,7 +30,6 @@
 
 ST_MIB=128
 ST_IQN=iqn.2026-11.org.example:siw2-bench
-ST_CT=/sys/kernel/config/target
 # fio jobs: rw, block size, queue depth.
 ST_JOBS=("write 1048576 16" "read 1048576 16" "randread 4096 1")
 ST_PIDS=()
@@ -153,46 +152,14 @@ st_nfs() {
 
 # --- iSCSI ---------------------------------------------------------------------
 
-# The LIO target through configfs, as targetcli would write it (targetcli
-# wants a D-Bus the guest does not have).
+# The LIO target: tools/testing/guest/lio.sh.
 st_target_start() {
-	local rd=$ST_CT/core/rd_mcp_0/bench tpg=$ST_CT/iscsi/$ST_IQN/tpgt_1
-	local np=$ST_CT/iscsi/$ST_IQN/tpgt_1/np/$S_ADDR:3260
 	{ mountpoint -q /sys/kernel/config ||
 		mount -t configfs configfs /sys/kernel/config; } &&
-	mkdir -p "$rd" &&
-	echo "rd_pages=$((ST_MIB << 8))" >"$rd/control" &&
-	echo 1 >"$rd/enable" &&
-	mkdir -p "$tpg/lun/lun_0" &&
-	ln -s "$rd" "$tpg/lun/lun_0/bench" &&
-	mkdir "$np" &&
-	echo 1 >"$np/iser" &&
-	echo 0 >"$tpg/attrib/authentication" &&
-	echo 1 >"$tpg/attrib/generate_node_acls" &&
-	echo 1 >"$tpg/attrib/cache_dynamic_acls" &&
-	echo 0 >"$tpg/attrib/demo_mode_write_protect" &&
-	echo 1 >"$tpg/enable"
+	lio_start "$ST_IQN" "$S_ADDR" "$ST_MIB" bench
 }
 
-st_target_stop() {
-	local rd=$ST_CT/core/rd_mcp_0/bench tpg=$ST_CT/iscsi/$ST_IQN/tpgt_1
-	local np=$ST_CT/iscsi/$ST_IQN/tpgt_1/np/$S_ADDR:3260
-	[ -d "$tpg" ] && echo 0 >"$tpg/enable"
-	[ -d "$np" ] && echo 0 >"$np/iser"
-	rmdir "$np" 2>/dev/null
-	rm -f "$tpg/lun/lun_0/bench"
-	rmdir "$tpg/lun/lun_0" "$tpg" "$ST_CT/iscsi/$ST_IQN" "$rd" \
-		"$ST_CT/core/rd_mcp_0" 2>/dev/null
-	[ ! -d "$ST_CT/iscsi/$ST_IQN" ] && [ ! -d "$rd" ]
-}
-
-# The block device of the one session, e.g. sdb.
-st_lun() {
-	local b
-	for b in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
-		[ -e "$b" ] && basename "$b" && return
-	done
-}
+st_target_stop() { lio_stop "$ST_IQN" "$S_ADDR" bench; }
 
 st_iscsi_logout() {
 	timeout 60 iscsiadm -m node -T "$ST_IQN" -p "$S_ADDR:3260" -u >/dev/null 2>&1
@@ -215,11 +182,11 @@ st_iscsi() {
 		st_iscsi_logout
 		return
 	fi
-	while { [ -z "$(st_lun)" ] || [ ! -b "/dev/$(st_lun)" ]; } && [ $tries -gt 0 ]; do
+	while { [ -z "$(lio_lun)" ] || [ ! -b "/dev/$(lio_lun)" ]; } && [ $tries -gt 0 ]; do
 		sleep 0.1
 		tries=$((tries - 1))
 	done
-	dev=$(st_lun)
+	dev=$(lio_lun)
 	if ! iscsiadm -m session 2>/dev/null | grep -q "^$tr: .*$S_ADDR:3260"; then
 		st_error "$sys" "$crc" "$rep" iscsi "no $tr session: $(iscsiadm -m session 2>&1 | tr '\n' ' ')"
 	elif [ -z "$dev" ] || [ ! -b "/dev/$dev" ]; then
@@ -317,7 +284,7 @@ storage_run() {
 	fi
 
 	st_teardown >"$slog" 2>&1
-	if [ -d "$ST_CT/iscsi/$ST_IQN" ] || grep -q " $TMPD/" /proc/mounts ||
+	if [ -d "$LIO_CT/iscsi/$ST_IQN" ] || grep -q " $TMPD/" /proc/mounts ||
 		grep -q '^siw2 ' /proc/modules; then
 		emit_error storage - teardown 0 "$rep" "teardown left something: $(st_why)"
 	fi

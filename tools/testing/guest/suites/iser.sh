@@ -23,50 +23,17 @@
 # pair v1 (192.0.2.1) and v2 (.2) with a siw2 device on each; the
 # connection runs on siw2_t, the device owning the portal's address.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lio.sh"
 
 tmp=$(mktemp -d)
 A=192.0.2.1
 B=192.0.2.2
 IQN=iqn.2026-11.org.example:siw2-iser
 FIO_SECONDS=${ISER_FIO_SECONDS:-15}
-CT=/sys/kernel/config/target
 
-# The block device of our session, e.g. sdb.
-lun_dev() {
-	local b
-	for b in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
-		[ -e "$b" ] && basename "$b" && return
-	done
-}
 
-# The LIO target through its configfs interface, as targetcli writes it
-# (targetcli-fb itself wants a D-Bus the guest does not have).
-target_start() {
-	local rd=$CT/core/rd_mcp_0/rd0 tpg=$CT/iscsi/$IQN/tpgt_1
-	mkdir -p /etc/target "$rd" &&
-	echo rd_pages=$((64 << 8)) >"$rd/control" &&
-	echo 1 >"$rd/enable" &&
-	mkdir -p "$tpg/lun/lun_0" &&
-	ln -s "$rd" "$tpg/lun/lun_0/rd0" &&
-	mkdir "$tpg/np/$A:3260" &&
-	echo 1 >"$tpg/np/$A:3260/iser" &&
-	echo 0 >"$tpg/attrib/authentication" &&
-	echo 1 >"$tpg/attrib/generate_node_acls" &&
-	echo 1 >"$tpg/attrib/cache_dynamic_acls" &&
-	echo 0 >"$tpg/attrib/demo_mode_write_protect" &&
-	echo 1 >"$tpg/enable"
-}
-
-target_stop() {
-	local rd=$CT/core/rd_mcp_0/rd0 tpg=$CT/iscsi/$IQN/tpgt_1
-	[ -d "$tpg" ] && echo 0 >"$tpg/enable"
-	[ -d "$tpg/np/$A:3260" ] && echo 0 >"$tpg/np/$A:3260/iser"
-	rmdir "$tpg/np/$A:3260" 2>/dev/null
-	rm -f "$tpg/lun/lun_0/rd0"
-	rmdir "$tpg/lun/lun_0" "$tpg" "$CT/iscsi/$IQN" "$rd" \
-		"$CT/core/rd_mcp_0" 2>/dev/null
-	[ ! -d "$CT/iscsi/$IQN" ] && [ ! -d "$rd" ]
-}
+target_start() { lio_start $IQN $A 64 rd0; }
+target_stop() { lio_stop $IQN $A rd0; }
 
 cleanup() {
 	umount "$tmp/mnt" 2>/dev/null
@@ -108,7 +75,7 @@ t_ok "iwpmd runs, port mapping on for both devices" sh -c "
 	echo 1 >$pm && echo 1 >${pm/siw2_t/siw2_h}"
 t_ok "LIO: ramdisk LUN behind an iSER portal on $A:3260" target_start
 t_eq "the portal has iSER enabled" 1 \
-	"$(cat "$CT/iscsi/$IQN/tpgt_1/np/$A:3260/iser" 2>&1)"
+	"$(cat "$LIO_CT/iscsi/$IQN/tpgt_1/np/$A:3260/iser" 2>&1)"
 
 mkdir -p /run/lock/iscsi
 t_ok "iscsid starts" iscsid
@@ -139,7 +106,7 @@ else
 		"$(ss -Htn 2>&1)"
 fi
 # shellcheck disable=SC2016 # t_wait evaluates it
-if ! t_wait '[ -n "$(lun_dev)" ] && [ -b "/dev/$(lun_dev)" ]' 30; then
+if ! t_wait '[ -n "$(lio_lun)" ] && [ -b "/dev/$(lio_lun)" ]' 30; then
 	t_fail "the LUN shows as a block device" \
 		"$(find /sys/class/iscsi_session/*/device/ -maxdepth 3 2>&1 | head -n 20)" \
 		"$(dmesg | grep -Ei 'scsi|sd |iser' | tail -n 20)"
@@ -147,7 +114,7 @@ if ! t_wait '[ -n "$(lun_dev)" ] && [ -b "/dev/$(lun_dev)" ]' 30; then
 	exit
 fi
 t_pass "the LUN shows as a block device"
-dev=/dev/$(lun_dev)
+dev=/dev/$(lio_lun)
 t_eq "it has the ramdisk's size" $((64 << 20)) \
 	"$(blockdev --getsize64 "$dev" 2>&1)"
 
