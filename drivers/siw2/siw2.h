@@ -259,7 +259,7 @@ struct siw2_qp {
 	bool user;
 	bool fatal_sent;
 	struct siw2_stream *stream;
-	/* sqpoll.c: under the poller's lock */
+	/* sqpoll.c: @poller set once, under @lock; the rest under its lock */
 	struct list_head poll_node;
 	struct siw2_sqpoller *poller;
 	u64 poll_last;

@@ -24,7 +24,10 @@
  * what was posted meanwhile.
  *
  * Pollers: one per CPU online at module load, not bound to it; a QP goes
- * to the poller of the CPU its doorbell rang on. A poller spins only while
+ * to the poller of the CPU its first doorbell rang on and stays with it, so
+ * that its poll_node is only ever on that poller's list, under that
+ * poller's lock (a doorbell on another CPU looking at the node under its
+ * own poller's lock could see it half unlinked). A poller spins only while
  * it has its CPU to itself: when a pass finds nothing new and another task
  * is runnable there (an application busy-polling its CQ, say), it sleeps
  * for a few microseconds between passes rather than share the CPU by time
@@ -189,13 +192,15 @@ void siw2_sqpoll_watch(struct siw2_qp *qp)
 
 	if (!qp->user || !READ_ONCE(qp->sdev->sq_poll_us) || !nr_pollers)
 		return;
-	p = &pollers[raw_smp_processor_id() % nr_pollers];
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state != IB_QPS_RTS || !READ_ONCE(qp->stream)) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return;
 	}
+	if (!qp->poller)
+		qp->poller = &pollers[raw_smp_processor_id() % nr_pollers];
+	p = qp->poller;
 	spin_lock(&p->lock);
 	if (!list_empty(&qp->poll_node)) {
 		spin_unlock(&p->lock);
@@ -206,7 +211,6 @@ void siw2_sqpoll_watch(struct siw2_qp *qp)
 	/* The first look runs the engine: posts until now are covered. */
 	qp->poll_kick = true;
 	qp->poll_last = local_clock();
-	qp->poller = p;
 	list_add_tail(&qp->poll_node, &p->qps);
 	spin_unlock(&p->lock);
 	siw2_queue_set_flags(&qp->sq, 0);
@@ -219,7 +223,8 @@ void siw2_sqpoll_watch(struct siw2_qp *qp)
  * @qp: the QP, out of RTS already (destroy_qp)
  *
  * Process context. On return no poller holds the watch's reference; a run
- * of the engine in progress still holds its own.
+ * of the engine in progress still holds its own. The QP is out of RTS, so
+ * no doorbell sets qp->poller any more.
  */
 void siw2_sqpoll_unwatch(struct siw2_qp *qp)
 {
