@@ -271,7 +271,13 @@ int siw2_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 
 	xa_erase(&mr->sdev->mrs, mr->stag >> 8);
 	siw2_mr_put(mr);
-	wait_for_completion(&mr->released);
+	/* The engines hold an MR for a message or a Read at most. */
+	if (!wait_for_completion_timeout(&mr->released, 30 * HZ)) {
+		ibdev_warn(&mr->sdev->ibdev,
+			   "mr %#x: dereg still waits for %u references\n",
+			   mr->stag, refcount_read(&mr->ref));
+		wait_for_completion(&mr->released);
+	}
 	siw2_obj_destroyed(SIW2_OBJ_MR);
 	mr_free(mr);
 	return 0;

@@ -828,6 +828,7 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct siw2_qp *qp = to_siw2_qp(ibqp);
 	struct siw2_device *sdev = qp->sdev;
+	struct siw2_stream *s;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
@@ -838,7 +839,20 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	siw2_sqpoll_unwatch(qp);
 	siw2_qp_llp_shutdown(qp, true);
 	siw2_qp_put(qp);
-	wait_for_completion(&qp->released);
+	/*
+	 * Every holder lets go in bounded time: the stream once its close
+	 * work ran, the iWARP CM on the CLOSE that work reports, a poller at
+	 * once. One that does not is a bug, named here once.
+	 */
+	if (!wait_for_completion_timeout(&qp->released, 30 * HZ)) {
+		s = READ_ONCE(qp->stream);
+		ibdev_warn(&sdev->ibdev,
+			   "qp %u: destroy still waits for %u references (stream flags %#lx, polled %d)\n",
+			   qp->base.qp_num, kref_read(&qp->ref),
+			   s ? READ_ONCE(s->flags) : 0UL,
+			   !list_empty_careful(&qp->poll_node));
+		wait_for_completion(&qp->released);
+	}
 	siw2_stream_free(qp->stream);
 
 	if (!qp->srq)
