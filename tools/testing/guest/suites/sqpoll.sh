@@ -213,18 +213,27 @@ fi
 # other side ends, every object goes, and nothing is left polling.
 # mid_why WHAT: what a failed round left behind.
 mid_why() {
-	local pid
+	local pid mark
 	t_log "$1; server, then client output:"
 	tail -n 5 "$tmp/mid.s" "$tmp/mid.c" | cut -c1-160
-	for pid in $(pgrep -f '^ib_send_bw '); do
-		t_log "alive: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	# By name: a process stuck in exit has no command line.
+	for pid in $(pgrep -x ib_send_bw); do
+		t_log "alive: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+		grep '^State' "/proc/$pid/status"
 		sed 's/^/    /' "/proc/$pid/stack" 2>/dev/null
 	done
+	rdma res show qp | sed 's/^/    /'
+	grep -v ' 0$' /sys/kernel/debug/siw2/counters | tr '\n' ' '
+	echo
 	tr '\n' ' ' </sys/kernel/debug/siw2/objects
 	echo
 	ip netns exec sp1 ss -tan | sed 's/^/    sp1 /'
 	ip netns exec sp2 ss -tan | sed 's/^/    sp2 /'
-	dmesg | tail -n 10
+	# Every blocked task's stack, siw2's workers and pollers included.
+	mark="siw2 sqpoll mid_why $RANDOM"
+	echo "$mark" >/dev/kmsg
+	echo w >/proc/sysrq-trigger
+	dmesg | sed -n "/$mark/,\$p" | head -n 150
 }
 bad=0
 kills=${SQPOLL_KILLS:-8}
