@@ -44,7 +44,7 @@ struct siw2_mpa_conn;
 
 /**
  * siw2_qp_llp_attach() - give an established MPA stream to a QP
- * @qp: the QP, in RTS or about to be moved there by the iw_cm
+ * @qp: the QP, in RTS
  * @sock: the TCP socket; the QP takes over its callbacks and I/O, the
  *	caller keeps its reference until siw2_cm_llp_closed()
  * @conn: what MPA negotiated (revision, CRC, markers, RTR, IRD/ORD); copied
@@ -57,7 +57,8 @@ struct siw2_mpa_conn;
  *	first FPDUs); the QP processes them before reading the socket
  * @rx_prefix_len: their number
  *
- * Return: 0, or a negative errno; on failure the socket is untouched.
+ * Return: 0, or a negative errno (-ECONNABORTED: the QP left RTS, or has
+ * a stream already); on failure the socket is untouched.
  */
 int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,

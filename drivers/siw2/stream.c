@@ -127,14 +127,27 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 		set_bit(SIW2_S_TX_ALLOWED, &s->flags);
 	s->tx.rtr_done = !(initiator && conn->p2p && conn->rtr);
 
-	spin_lock_irqsave(&qp->sq_lock, flags);
+	/*
+	 * Under qp->lock, where every move to ERR happens: a move (destroy,
+	 * modify_qp) that comes first is seen here and the attach fails,
+	 * one that comes later finds the stream and ends it. A QP that left
+	 * RTS unseen would keep the stream, and with it the connection and
+	 * its own destroy waiting, until the peer closed.
+	 */
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state != IB_QPS_RTS || qp->stream) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		stream_free(s);
+		return -ECONNABORTED;
+	}
+	spin_lock(&qp->sq_lock);
 	s->retire = qp->sq_fetch;
 	s->fetched = qp->sq_fetch;
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-
+	spin_unlock(&qp->sq_lock);
 	siw2_qp_get(qp);
-	/* Pairs with the READ_ONCE in siw2_qp_kick_tx(). */
+	/* Pairs with the acquire in siw2_qp_kick_tx(), llp_shutdown(). */
 	smp_store_release(&qp->stream, s);
+	spin_unlock_irqrestore(&qp->lock, flags);
 
 	tcp_sock_set_nodelay(sk);
 	siw2_sock_watch(sock, &s->cb);
