@@ -7,8 +7,10 @@
 # shows the iser transport; ext4 made on the LUN, mounted, a 32 MiB file
 # copied in and read back with SHA-256 compared after a remount; fio
 # randrw with crc32c verification on the file system for a fixed time;
-# the connection reset under a write to the LUN, the data intact; logout,
-# the target cleared, the iSER modules unloaded, no siw2 object left.
+# the connection reset under a write to the LUN, the data intact; the
+# target's device deleted under a write (the write fails), added again and
+# the session back; logout, the target cleared, the iSER modules unloaded,
+# no siw2 object left.
 #
 # LIO's network portal is a kernel TCP listener on 192.0.2.1:3260, and
 # enabling iSER on it (np/.../iser) makes ib_isert rdma_listen() on the
@@ -168,6 +170,41 @@ else
 fi
 t_match "faults: the session is logged in again over iser" \
 	"^iser: .*$A:3260.*$IQN" "$(iscsiadm -m session 2>&1)"
+
+# The target's siw2 device deleted under the write. Both ends' QPs are on
+# it, so the connection goes and no new one can be made: once the session's
+# recovery timeout (made 10 s here) runs out, the write fails. isert drops
+# a listener whose device goes: once the device is back (with port mapping
+# on again), the portal's iSER is switched off and on as an administrator
+# would, iscsid's retries log the session in again, and the LUN works.
+sess_state() { cat /sys/class/iscsi_session/session*/state 2>/dev/null; }
+for f in /sys/class/iscsi_session/session*/recovery_tmo; do
+	echo 10 >"$f"
+done
+blk_write_start faults "$dev" "$tmp/fault" "$tmp/dd.out"
+t_ok "faults: siw2_t deleted under the write" rdma link delete siw2_t
+blk_write_wait faults 120
+st=$?
+if [ $st != 255 ] && [ $st != 0 ]; then
+	t_pass "faults: the write fails (exit $st: $(tr '\r' '\n' \
+		<"$tmp/dd.out" | grep -v ' copied, ' | tr '\n' ' ' | head -c 100))"
+elif [ $st = 0 ]; then
+	t_fail "faults: the write fails" "it finished without the device"
+fi
+t_ok "faults: siw2_t added again, port mapping on" sh -c "
+	rdma link add siw2_t type siw2 netdev v1 && echo 1 >$pm"
+np="$LIO_CT/iscsi/$IQN/tpgt_1/np/$A:3260"
+t_ok "faults: the portal's iSER switched off and on" sh -c "
+	echo 0 >'$np/iser' && echo 1 >'$np/iser'"
+# shellcheck disable=SC2016 # t_wait evaluates it
+if t_wait '[ "$(sess_state)" = LOGGED_IN ]' 120; then
+	t_pass "faults: the session logs in again"
+	blk_fault "faults: after the device came back, the connection reset" \
+		"$dev" "$tmp/fault" tcp_reset dst $A
+else
+	t_fail "faults: the session logs in again" "state: $(sess_state)" \
+		"$(dmesg | grep -Ei 'iser|isert|siw2|rdma' | tail -n 15)"
+fi
 rm -f "$tmp/fault"
 t_ok "logout" iscsiadm -m node -T $IQN -p $A:3260 -u
 t_ok "the session is gone" t_wait "! iscsiadm -m session >/dev/null 2>&1" 20
