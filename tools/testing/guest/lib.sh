@@ -156,48 +156,79 @@ perftest_env() {
 	PERFTEST_ENV=("LD_PRELOAD=$so" CONNECT_DELAY_MS=500 CONNECT_RETRY=20)
 }
 
-# dd_started FILE: the dd whose status=progress output goes to FILE has
-# copied more than a MiB.
-dd_started() {
-	tr '\r' '\n' <"$1" | awk '/ bytes / { n = $1 } END { exit !(n > 1048576) }'
-}
-
-# blk_write_start NAME DEV FILE OUT: starts writing FILE (whole MiBs) to
-# the start of block device DEV with O_DIRECT, dd's messages in OUT, and
-# returns once a MiB of it is written; BLK_PID is the writer.
+# blk_write_start NAME DEV FILE OUT: writes FILE (whole MiBs) to the start
+# of block device DEV with O_DIRECT, pass after pass until blk_write_wait
+# stops it or a dd fails, dd's messages in OUT; returns once the first
+# pass has run a second or ended. BLK_PID is the writer; blk_passes counts
+# the passes done. Writing in a loop keeps the fault a caller injects next
+# under a write however fast the machine is.
 blk_write_start() {
-	dd if="$3" of="$2" bs=1M oflag=direct conv=fsync status=progress \
-		2>"$4" &
+	BLK_STOP=$4.stop
+	BLK_PASSES=$4.passes
+	rm -f "$BLK_STOP"
+	: >"$BLK_PASSES"
+	(
+		while [ ! -e "$BLK_STOP" ]; do
+			dd if="$3" of="$2" bs=1M oflag=direct conv=fsync \
+				status=progress 2>>"$4" || exit
+			echo >>"$BLK_PASSES"
+		done
+	) &
 	BLK_PID=$!
-	t_wait "dd_started $4 || ! kill -0 $BLK_PID" 60
+	# dd's first progress report comes after a second
+	t_wait "grep -q ' bytes ' $4 || ! kill -0 $BLK_PID" 60
 	kill -0 "$BLK_PID" 2>/dev/null ||
 		t_log "$1: the write ended before the fault"
 }
 
-# blk_write_wait NAME SECONDS: waits that long for blk_write_start's
-# writer, and returns its exit status; fails the check "NAME: the write
-# ends" (and returns 255) if it is still running then.
+# blk_passes: the passes blk_write_start's writer has done.
+blk_passes() {
+	wc -l <"$BLK_PASSES"
+}
+
+# blk_write_errors OUT: what blk_write_start's dd said besides its
+# counts, on one line.
+blk_write_errors() {
+	tr '\r' '\n' <"$1" | grep -v -e ' bytes ' -e ' records in$' \
+		-e ' records out$' -e '^$' | tr '\n' ' ' | head -c 100
+}
+
+# blk_write_wait NAME SECONDS: lets blk_write_start's writer finish the
+# pass it is in, waits that long for it, and returns its exit status;
+# fails the check "NAME: the write ends" (and returns 255) if it is still
+# running then.
 blk_write_wait() {
+	touch "$BLK_STOP"
 	if ! timeout "$2" tail --pid="$BLK_PID" -f /dev/null; then
+		pkill -P "$BLK_PID" -x dd
 		kill "$BLK_PID" 2>/dev/null
 		t_fail "$1: the write ends" "$(dmesg | tail -n 15)"
+		rm -f "$BLK_STOP" "$BLK_PASSES"
 		return 255
 	fi
+	rm -f "$BLK_STOP" "$BLK_PASSES"
 	wait "$BLK_PID"
 }
 
 # blk_fault NAME DEV FILE CMD...: writes FILE (whole MiBs) to the start of
-# block device DEV with O_DIRECT, runs CMD once a MiB of it is written,
-# and checks that the write finishes (the consumer recovers and retries
-# what was lost) and that DEV reads back FILE's bytes.
+# block device DEV with O_DIRECT, pass after pass, runs CMD under the
+# first, and checks that the writes go on (the consumer recovers and
+# retries what was lost, and a whole pass after that succeeds), that they
+# finish, and that DEV reads back FILE's bytes.
 blk_fault() {
-	local name=$1 dev=$2 file=$3 st out want got
+	local name=$1 dev=$2 file=$3 st out want got passed end
 	shift 3
 	want=$(sha256sum <"$file" | cut -d' ' -f1)
 	out=$(mktemp)
 	blk_write_start "$name" "$dev" "$file" "$out"
+	passed=$(blk_passes)
 	t_ok "$name: the fault" "$@"
-	blk_write_wait "$name" 300
+	end=$((SECONDS + 300))
+	while [ "$(blk_passes)" -lt $((passed + 2)) ] && [ $SECONDS -lt $end ] &&
+		kill -0 "$BLK_PID" 2>/dev/null; do
+		sleep 0.5
+	done
+	blk_write_wait "$name" 120
 	st=$?
 	if [ "$st" = 255 ]; then
 		rm -f "$out"
@@ -206,7 +237,7 @@ blk_fault() {
 		t_pass "$name: the write finishes"
 	else
 		t_fail "$name: the write finishes" "exit $st" \
-			"$(tr '\r' '\n' <"$out" | tail -n 3)"
+			"$(blk_write_errors "$out")"
 	fi
 	rm -f "$out"
 	got=$(dd if="$dev" bs=1M count=$(($(stat -c %s "$file") >> 20)) \
