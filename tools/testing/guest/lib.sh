@@ -246,7 +246,14 @@ blk_fault() {
 }
 
 # tcp_reset FILTER...: resets the established TCP connections ss(8)
-# FILTER selects (sock_diag's destroy, as `ss -K`); fails if there was none.
+# FILTER selects (sock_diag's destroy, as `ss -K`); fails if there was
+# none, or if one is still there (a kernel without INET_DIAG_DESTROY
+# lists the sockets but cannot destroy them).
 tcp_reset() {
-	ss -HKtn state established "$@" | grep -q .
+	local killed left
+	killed=$(ss -HKtn state established "$@" | awk '{ print $3, $4 }')
+	[ -n "$killed" ] || { echo "no connection to reset" >&2; return 1; }
+	left=$(ss -Htn state established "$@" | awk '{ print $3, $4 }' |
+		grep -Fx -e "$killed")
+	[ -z "$left" ] || { echo "not reset: $left" >&2; return 1; }
 }
