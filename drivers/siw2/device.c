@@ -371,16 +371,6 @@ static struct siw2_device *get_any_device(void)
 	return NULL;
 }
 
-static bool devices_empty(void)
-{
-	bool empty;
-
-	mutex_lock(&devices_lock);
-	empty = list_empty(&devices);
-	mutex_unlock(&devices_lock);
-	return empty;
-}
-
 void siw2_device_uninit(void)
 {
 	struct siw2_device *sdev;
@@ -395,7 +385,10 @@ void siw2_device_uninit(void)
 	/*
 	 * Devices whose unregistration was already under way (queued by the
 	 * notifier, or a concurrent link delete) drop off the list in
-	 * dealloc_driver; the module text must outlive them.
+	 * dealloc_driver; the module text must outlive them. The condition
+	 * must not sleep, so it cannot take devices_lock; nothing is added to
+	 * the list any more and entries leave it by list_del_init(), which is
+	 * what list_empty_careful() allows for.
 	 */
-	wait_event(devices_drained, devices_empty());
+	wait_event(devices_drained, list_empty_careful(&devices));
 }
