@@ -504,6 +504,29 @@ size_t siw2_mpa_fpdu_build(struct siw2_mpa_tx *tx, const void *ulpdu, u32 len,
 	return done;
 }
 
+u32 siw2_mpa_tx_frame(struct siw2_mpa_tx *tx, u8 *buf, u32 len)
+{
+	u32 crc = 0, end;
+
+	if (tx->markers || tx->state != FPDU_IDLE || !len ||
+	    len > SIW2_MPA_MULPDU_MAX)
+		return 0;
+	buf[0] = len >> 8;
+	buf[1] = len & 0xff;
+	end = SIW2_MPA_HDR_LEN + len;
+	/* 4.1: pad octets are zero. */
+	memset(buf + end, 0, siw2_mpa_pad(len));
+	end += siw2_mpa_pad(len);
+	/* 4.4: the CRC covers ULPDU_Length, the ULPDU and the pad. */
+	if (tx->gen_crc)
+		crc = siw2_mpa_crc_final(siw2_mpa_crc_update(SIW2_MPA_CRC_SEED,
+							     buf, end));
+	siw2_mpa_crc_put(buf + end, crc);
+	end += SIW2_MPA_CRC_LEN;
+	tx->pos += end;
+	return end;
+}
+
 /* ---- Connection setup ---- */
 
 enum {

@@ -242,6 +242,14 @@ size_t siw2_mpa_fpdu_build(struct siw2_mpa_tx *tx, const void *ulpdu, u32 len,
 			   u8 *out, size_t cap);
 
 /*
+ * Frames in place an FPDU whose @len octets of ULPDU the caller put at
+ * @buf + SIW2_MPA_HDR_LEN: writes ULPDU_Length in front and pad and CRC
+ * behind, so @buf needs siw2_mpa_fpdu_wire_len() octets. Only without
+ * Markers, between FPDUs. Returns the FPDU's length, or 0 (@tx unchanged).
+ */
+u32 siw2_mpa_tx_frame(struct siw2_mpa_tx *tx, u8 *buf, u32 len);
+
+/*
  * ---- Connection setup (RFC 5044 7.1, RFC 6581) ----
  *
  * The caller sends the frames siw2_mpa_cm_request()/_accept()/_reject()

@@ -20,7 +20,8 @@
  * Batches. FPDUs are described by bio_vecs: fixed octets (MPA length,
  * DDP/RDMAP headers, Markers, pad, CRC) are copied to a staging page,
  * payload is referenced in the registered pages, and TCP copies both when
- * it accepts them. A work request is therefore complete once the batch
+ * it accepts them. A small FPDU is built whole in the staging page
+ * instead, payload and all. A work request is therefore complete once the batch
  * carrying its last octet was accepted, even if TCP has not sent it yet.
  * A batch that TCP accepted only in part is resumed on write_space.
  * FPDUs are sized by the path's current MSS (RFC 5044 4.5, 8.1).
@@ -187,6 +188,62 @@ static int add_fpdu(struct siw2_stream *s, const u8 *hdr, u32 hdr_len,
 	return ret;
 }
 
+/* Copies payload octets [@off, @off + @len) of the message to @to. */
+static int copy_payload(struct siw2_stream *s, u8 *to, u32 off, u32 len)
+{
+	struct siw2_tx_src *src = &s->tx.src;
+	u32 i = 0, n;
+	int ret;
+
+	if (src->inline_data) {
+		memcpy(to, src->inline_data + off, len);
+		return 0;
+	}
+	while (i < src->nr && off >= src->sge[i].len) {
+		off -= src->sge[i].len;
+		i++;
+	}
+	for (; len; i++, off = 0) {
+		if (i >= src->nr)
+			return -EFAULT;
+		n = min(len, src->sge[i].len - off);
+		ret = siw2_mr_copy_from(src->sge[i].mr, src->sge[i].addr + off,
+					to, n);
+		if (ret)
+			return ret;
+		to += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * A small FPDU without Markers is assembled whole in the staging page,
+ * its payload copied there: TCP then takes one contiguous piece instead
+ * of a header, a page reference and a trailer, and the FPDU costs a
+ * single pass.
+ */
+static int add_fpdu_flat(struct siw2_stream *s,
+			 const struct siw2_ddp_tx_seg *seg)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	u8 *at = (u8 *)page_address(tx->stage) + tx->stage_used;
+	u8 *ulpdu = at + SIW2_MPA_HDR_LEN;
+	u32 n;
+	int ret;
+
+	memcpy(ulpdu, seg->hdr, seg->hdr_len);
+	ret = copy_payload(s, ulpdu + seg->hdr_len, seg->off, seg->len);
+	if (ret)
+		return ret;
+	n = siw2_mpa_tx_frame(&tx->mpa, at, seg->hdr_len + seg->len);
+	if (!n)
+		return -EINVAL;
+	add_page(tx, tx->stage, tx->stage_used, n);
+	tx->stage_used += n;
+	return 0;
+}
+
 /* Adds FPDUs of the current message until it is done or the batch full. */
 static int build(struct siw2_stream *s)
 {
@@ -199,7 +256,12 @@ static int build(struct siw2_stream *s)
 		ret = siw2_ddp_tx_next(&tx->ddp, mulpdu, &seg);
 		if (ret <= 0)
 			return ret ? ret : -EINVAL;
-		ret = add_fpdu(s, seg.hdr, seg.hdr_len, seg.off, seg.len);
+		/* fpdu_fits() keeps SIW2_MAX_INLINE octets of room for this. */
+		if (!s->conn.tx_markers && seg.len <= SIW2_MAX_INLINE)
+			ret = add_fpdu_flat(s, &seg);
+		else
+			ret = add_fpdu(s, seg.hdr, seg.hdr_len, seg.off,
+				       seg.len);
 		if (ret)
 			return ret;
 		if (seg.last)

@@ -801,6 +801,45 @@ static void mpa_test_tx_api(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, siw2_mpa_pad(16), 2U);
 }
 
+/* Framing in place gives the octets the piecewise transmitter gives. */
+static void mpa_test_tx_frame(struct kunit *test)
+{
+	struct siw2_mpa_tx a, b;
+	u8 *ref = zalloc(test, 300), *buf = zalloc(test, 300);
+	u8 ulpdu[260];
+	u32 len, n, i;
+	size_t want;
+	int crc;
+
+	for (i = 0; i < sizeof(ulpdu); i++)
+		ulpdu[i] = i * 7 + 1;
+	for (crc = 0; crc < 2; crc++) {
+		siw2_mpa_tx_init(&a, false, crc);
+		siw2_mpa_tx_init(&b, false, crc);
+		for (len = 1; len <= sizeof(ulpdu); len++) {
+			want = siw2_mpa_fpdu_build(&a, ulpdu, len, ref, 300);
+			KUNIT_ASSERT_GT(test, want, (size_t)0);
+			memset(buf, 0xa5, 300);
+			memcpy(buf + SIW2_MPA_HDR_LEN, ulpdu, len);
+			n = siw2_mpa_tx_frame(&b, buf, len);
+			KUNIT_ASSERT_EQ(test, (size_t)n, want);
+			expect_mem(test, buf, ref, n, "framed in place");
+			KUNIT_ASSERT_EQ(test, b.pos, a.pos);
+		}
+	}
+
+	/* Not with Markers, not mid-FPDU, not for 0 or too many octets. */
+	siw2_mpa_tx_init(&b, true, true);
+	KUNIT_EXPECT_EQ(test, siw2_mpa_tx_frame(&b, buf, 8), 0U);
+	siw2_mpa_tx_init(&b, false, true);
+	KUNIT_EXPECT_EQ(test, siw2_mpa_tx_frame(&b, buf, 0), 0U);
+	KUNIT_EXPECT_EQ(test, siw2_mpa_tx_frame(&b, buf,
+						SIW2_MPA_MULPDU_MAX + 1), 0U);
+	KUNIT_ASSERT_EQ(test, siw2_mpa_tx_begin(&b, 8), 16U);
+	KUNIT_EXPECT_EQ(test, siw2_mpa_tx_frame(&b, buf, 8), 0U);
+	KUNIT_EXPECT_EQ(test, b.pos, 0U);
+}
+
 /* ---- Connection setup ---- */
 
 #define NONE SIW2_MPA_IRD_ORD_NONE
@@ -1678,6 +1717,7 @@ static struct kunit_case mpa_test_cases[] = {
 	KUNIT_CASE(mpa_test_crc_errors),
 	KUNIT_CASE(mpa_test_marker_errors),
 	KUNIT_CASE(mpa_test_tx_api),
+	KUNIT_CASE(mpa_test_tx_frame),
 	KUNIT_CASE(mpa_test_nego_table),
 	KUNIT_CASE(mpa_test_nego_exhaustive),
 	KUNIT_CASE(mpa_test_cm_frame_errors),
