@@ -350,18 +350,11 @@ static int src_from_sqe(struct siw2_stream *s, u32 *len)
 	return 0;
 }
 
-/**
- * siw2_tx_retire() - post the completions of finished SQEs, in order
- * @s: the stream
- *
- * Any context.
- */
-void siw2_tx_retire(struct siw2_stream *s)
+static void retire_locked(struct siw2_stream *s)
 {
 	struct siw2_wqe_rec *rec;
-	unsigned long flags;
 
-	spin_lock_irqsave(&s->lock, flags);
+	lockdep_assert_held(&s->lock);
 	while (s->retire != s->fetched) {
 		rec = &s->recs[s->retire & s->rec_mask];
 		if (!rec->done)
@@ -375,6 +368,20 @@ void siw2_tx_retire(struct siw2_stream *s)
 		}
 		s->retire++;
 	}
+}
+
+/**
+ * siw2_tx_retire() - post the completions of finished SQEs, in order
+ * @s: the stream
+ *
+ * Any context.
+ */
+void siw2_tx_retire(struct siw2_stream *s)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->lock, flags);
+	retire_locked(s);
 	spin_unlock_irqrestore(&s->lock, flags);
 }
 
@@ -387,8 +394,8 @@ static void sqe_done(struct siw2_stream *s, u32 slot,
 	s->recs[slot].status = status;
 	s->recs[slot].byte_len = byte_len;
 	s->recs[slot].done = true;
+	retire_locked(s);
 	spin_unlock_irqrestore(&s->lock, flags);
-	siw2_tx_retire(s);
 }
 
 /*
