@@ -44,11 +44,52 @@ static bool closing(struct siw2_stream *s)
 	       test_bit(SIW2_S_CLOSED, &s->flags);
 }
 
+/*
+ * What one FPDU of up to @ulen ULPDU octets may take of a batch: a bio_vec
+ * per page and per scatter entry, four for the fixed octets, and with
+ * Markers at most @ulen / 508 + 2 Markers of two bio_vecs each (the Marker
+ * and the payload run it splits) and four staging octets each.
+ */
+static u32 fpdu_marks(u32 ulen, bool markers)
+{
+	if (!markers)
+		return 0;
+	return ulen / (SIW2_MPA_MARKER_INTERVAL - SIW2_MPA_MARKER_LEN) + 2;
+}
+
+static u32 fpdu_bvecs(u32 ulen, bool markers)
+{
+	return ulen / PAGE_SIZE + 2 * SIW2_MAX_SGE + 4 +
+	       2 * fpdu_marks(ulen, markers);
+}
+
+static u32 fpdu_stage(u32 ulen, bool markers)
+{
+	return 2 + SIW2_HDR_MAX + 3 + SIW2_MPA_CRC_LEN +
+	       4 * fpdu_marks(ulen, markers) + SIW2_MAX_INLINE;
+}
+
+/*
+ * The largest ULPDU whose FPDU fits an empty batch. With Markers that is
+ * below what a large MSS allows (loopback's gives 64768 octets, 129
+ * Markers), and a peer decides that we send Markers (RFC 5044 7.1.2).
+ * An octet costs at most 1/4096 + 2/508 < 1/239 bio_vecs.
+ */
+#define MARKED_ULPDU_MAX ((SIW2_TX_BVECS - 2 * SIW2_MAX_SGE - 8) * 239)
+
+/* RFC 5044 4.5: an FPDU fits the path's current MSS, and a batch. */
 static u32 cur_mulpdu(struct siw2_stream *s)
 {
 	u32 mss = READ_ONCE(tcp_sk(s->sock->sk)->mss_cache);
+	u32 mulpdu = siw2_mpa_mulpdu(mss, s->conn.tx_markers);
 
-	return siw2_mpa_mulpdu(mss, s->conn.tx_markers);
+	BUILD_BUG_ON(fpdu_bvecs(MARKED_ULPDU_MAX, true) > SIW2_TX_BVECS);
+	BUILD_BUG_ON(fpdu_stage(MARKED_ULPDU_MAX, true) > PAGE_SIZE);
+	BUILD_BUG_ON(fpdu_bvecs(SIW2_MPA_MULPDU_MAX, false) > SIW2_TX_BVECS);
+	BUILD_BUG_ON(fpdu_stage(SIW2_MPA_MULPDU_MAX, false) > PAGE_SIZE);
+	if (s->conn.tx_markers)
+		mulpdu = min_t(u32, mulpdu, MARKED_ULPDU_MAX);
+	return mulpdu;
 }
 
 /* ---- batches ---- */
@@ -91,22 +132,17 @@ static const u8 *add_stage(struct siw2_stream_tx *tx, const void *bytes,
 }
 
 /*
- * Room for one more FPDU of up to @ulen octets: a bio_vec per page and
- * scatter entry, two per Marker, and the fixed octets in the staging page.
+ * Room for one more FPDU of up to @ulen octets. An empty batch always has
+ * room: cur_mulpdu() keeps @ulen within what its BUILD_BUG_ONs allow.
  */
 static bool fpdu_fits(struct siw2_stream *s, u32 ulen)
 {
 	struct siw2_stream_tx *tx = &s->tx;
-	u32 marks = s->conn.tx_markers ? ulen / 508 + 2 : 0;
-	u32 nbv = ulen / PAGE_SIZE + 2 * SIW2_MAX_SGE + 4 + 2 * marks;
-	u32 stage = 2 + SIW2_HDR_MAX + 3 + SIW2_MPA_CRC_LEN + 4 * marks +
-		    SIW2_MAX_INLINE;
+	bool markers = s->conn.tx_markers;
 
-	if (!tx->nbv)
-		return true;
 	return tx->batch_len < TX_BATCH_BYTES &&
-	       tx->nbv + nbv <= SIW2_TX_BVECS &&
-	       tx->stage_used + stage <= PAGE_SIZE;
+	       tx->nbv + fpdu_bvecs(ulen, markers) <= SIW2_TX_BVECS &&
+	       tx->stage_used + fpdu_stage(ulen, markers) <= PAGE_SIZE;
 }
 
 /* Payload octets [@off, @off + @len) of the message, CRC folded in. */
