@@ -20,9 +20,9 @@
  * Batches. FPDUs are described by bio_vecs: fixed octets (MPA length,
  * DDP/RDMAP headers, Markers, pad, CRC) are copied to a staging page,
  * payload is referenced in the registered pages, and TCP copies both when
- * it accepts them. A small FPDU is built whole in the staging page
- * instead, payload and all. A work request is therefore complete once the batch
- * carrying its last octet was accepted, even if TCP has not sent it yet.
+ * it accepts them; a small FPDU is built whole in the staging page
+ * instead, payload and all. Either way a work request is complete once the
+ * batch carrying its last octet was accepted, even if TCP has not sent it.
  * A batch that TCP accepted only in part is resumed on write_space.
  * FPDUs are sized by the path's current MSS (RFC 5044 4.5, 8.1).
  */
@@ -145,6 +145,18 @@ static bool fpdu_fits(struct siw2_stream *s, u32 ulen)
 	       tx->stage_used + fpdu_stage(ulen, markers) <= PAGE_SIZE;
 }
 
+/* The scatter entry that message offset *@off falls in; *@off within it. */
+static u32 src_seek(const struct siw2_tx_src *src, u32 *off)
+{
+	u32 i = 0;
+
+	while (i < src->nr && *off >= src->sge[i].len) {
+		*off -= src->sge[i].len;
+		i++;
+	}
+	return i;
+}
+
 /* Payload octets [@off, @off + @len) of the message, CRC folded in. */
 static int add_payload(struct siw2_stream *s, u32 off, u32 len)
 {
@@ -153,8 +165,8 @@ static int add_payload(struct siw2_stream *s, u32 off, u32 len)
 	unsigned int poff, plen, n;
 	struct page *page;
 	const u8 *at;
-	u32 i = 0;
 	void *p;
+	u32 i;
 	int ret;
 
 	if (src->inline_data) {
@@ -162,10 +174,7 @@ static int add_payload(struct siw2_stream *s, u32 off, u32 len)
 		siw2_mpa_tx_crc(&tx->mpa, at, len);
 		return 0;
 	}
-	while (i < src->nr && off >= src->sge[i].len) {
-		off -= src->sge[i].len;
-		i++;
-	}
+	i = src_seek(src, &off);
 	while (len) {
 		if (i >= src->nr)
 			return -EFAULT;
@@ -228,17 +237,14 @@ static int add_fpdu(struct siw2_stream *s, const u8 *hdr, u32 hdr_len,
 static int copy_payload(struct siw2_stream *s, u8 *to, u32 off, u32 len)
 {
 	struct siw2_tx_src *src = &s->tx.src;
-	u32 i = 0, n;
+	u32 i, n;
 	int ret;
 
 	if (src->inline_data) {
 		memcpy(to, src->inline_data + off, len);
 		return 0;
 	}
-	while (i < src->nr && off >= src->sge[i].len) {
-		off -= src->sge[i].len;
-		i++;
-	}
+	i = src_seek(src, &off);
 	for (; len; i++, off = 0) {
 		if (i >= src->nr)
 			return -EFAULT;
