@@ -99,7 +99,7 @@ struct siw2_tx_src {
 enum siw2_tx_fin {
 	SIW2_FIN_NONE,
 	SIW2_FIN_SQE,		/* the current SQE's message went out */
-	SIW2_FIN_IRQ,		/* the head Read Response went out */
+	SIW2_FIN_IRQ,		/* a Read or Atomic Response went out */
 	SIW2_FIN_TERM,		/* the Terminate went out */
 	SIW2_FIN_RTR,		/* the RTR went out */
 };

@@ -287,6 +287,24 @@ static int add_fpdu_flat(struct siw2_stream *s,
 }
 
 /* Adds FPDUs of the current message until it is done or the batch full. */
+/*
+ * The response to the oldest inbound Read or Atomic Request is in the batch
+ * whole: its IRD credit and queue entry are free again. This happens before
+ * the batch goes to TCP, as the peer may send its next Request the moment
+ * it has the last octet (RFC 5040 5.2 counts a Read outstanding until then).
+ */
+static void irq_retire(struct siw2_stream *s)
+{
+	struct siw2_irq_entry *e;
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->lock, flags);
+	e = siw2_irq_at(s, s->irq_head++);
+	if (e->counted)
+		siw2_rdmap_ird_end(&s->ird);
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
 static int build(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
@@ -306,8 +324,11 @@ static int build(struct siw2_stream *s)
 				       seg.len);
 		if (ret)
 			return ret;
-		if (seg.last)
+		if (seg.last) {
 			tx->busy = false;
+			if (tx->fin == SIW2_FIN_IRQ)
+				irq_retire(s);
+		}
 	}
 	iov_iter_bvec(&tx->iter, ITER_SOURCE, tx->bv, tx->nbv, tx->batch_len);
 	tx->iter_live = true;
@@ -751,9 +772,6 @@ static int finish(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
 	enum siw2_tx_fin fin = tx->fin;
-	struct siw2_irq_entry *e;
-	unsigned long flags;
-	bool counted;
 	u8 op;
 
 	tx->fin = SIW2_FIN_NONE;
@@ -772,14 +790,6 @@ static int finish(struct siw2_stream *s)
 			sqe_done(s, tx->slot, IB_WC_SUCCESS,
 				 op == SIW2_OP_WRITE_IMM ? tx->write_len :
 				 tx->msg_len);
-		break;
-	case SIW2_FIN_IRQ:
-		spin_lock_irqsave(&s->lock, flags);
-		e = siw2_irq_at(s, s->irq_head++);
-		counted = e->counted;
-		if (counted)
-			siw2_rdmap_ird_end(&s->ird);
-		spin_unlock_irqrestore(&s->lock, flags);
 		break;
 	default:
 		break;

@@ -7,8 +7,9 @@
 # each, IPv4 and IPv6; between the namespaces also ucmatose,
 # rdma_server/rdma_client and riostream (rsockets), and perftest over the
 # rdma_cm (-R): RDMA Write, Read and Send, bandwidth and latency, 64 B,
-# 4 KiB and 1 MiB, with MPA CRC on and off. Then no QP, CQ, MR, PD,
-# endpoint or listener is left (/sys/kernel/debug/siw2).
+# 4 KiB and 1 MiB, with MPA CRC on and off, and Reads kept at the IRD.
+# Then no QP, CQ, MR, PD, endpoint or listener is left
+# (/sys/kernel/debug/siw2).
 #
 # Every tool runs under timeout(1): a hang costs its limit, and a
 # perftest whose 64 B run hung does not try the larger sizes. Each run is
@@ -331,6 +332,24 @@ if command -v ib_write_bw >/dev/null; then
 		perftest_matrix off
 		echo Y >"$crc"
 		t_log "perftest, CRC off: $((SECONDS - start)) s"
+		# A requester may send its next Read the moment it has the
+		# last octet of a response: the responder's IRD credit must be
+		# free before that octet goes to TCP. With ORD = IRD = 16 and
+		# Reads always waiting, a late release shows in a few hundred.
+		start=$SECONDS
+		name=pt$port why=()
+		term=$(cnt term_sent)
+		pair "$name" 60 0 "$sns" "$cns" \
+			ib_read_bw -R -F -o 16 -d "$sdev" -s 65536 -n 5000 -p "$port" \
+			-- ib_read_bw -R -F -o 16 -d "$cdev" -s 65536 -n 5000 -p "$port" "$A4"
+		statuses 60
+		need "$tmp/$name.c" "^ *65536 +5000 +([0-9]|inf|-?nan)" \
+			"the client printed no result row"
+		[ "$(cnt term_sent)" = "$term" ] ||
+			why+=("a Terminate was sent ($term -> $(cnt term_sent))")
+		verdict "perftest: ib_read_bw -R -o 16, IRD = ORD, 65536 B x5000" \
+			"$name" "${why[@]}"
+		t_log "ib_read_bw at the IRD: $((SECONDS - start)) s"
 	else
 		perftest_matrix default
 		t_log "perftest: $((SECONDS - start)) s"
