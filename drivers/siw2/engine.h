@@ -179,6 +179,7 @@ struct siw2_stream {
 	u32 retire;		/* SQ index of the oldest unretired record */
 	u32 fetched;		/* SQ index past the last fetched SQE */
 	struct siw2_rdmap_ord ord;
+	bool ord_wait;		/* an SQE waits for an ORD credit or its fence */
 	struct siw2_orq_entry *orq;	/* ord.max entries and more */
 	u32 orq_mask;			/* a power of 2, less 1 */
 	u32 orq_head;

@@ -373,7 +373,7 @@ static u32 end_read_resp(struct siw2_stream *s)
 	struct siw2_wqe_rec *rec;
 	enum siw2_mr_fault fault = SIW2_MR_OK;
 	unsigned long flags;
-	bool done = false;
+	bool done = false, kick = false;
 	u32 inval = 0, len = 0;
 	bool do_inval = false;
 
@@ -393,6 +393,8 @@ static u32 end_read_resp(struct siw2_stream *s)
 		}
 		s->orq_head++;
 		siw2_rdmap_ord_complete(&s->ord);
+		kick = s->ord_wait;
+		s->ord_wait = false;
 		rec = &s->recs[o->slot];
 		len = o->len;
 		do_inval = o->do_inval;
@@ -410,8 +412,8 @@ static u32 end_read_resp(struct siw2_stream *s)
 	rec->done = true;
 	spin_unlock_irqrestore(&s->lock, flags);
 	siw2_tx_retire(s);
-	/* An SQE may have waited for ORD space or its fence. */
-	siw2_tx_kick_async(s);
+	if (kick)
+		siw2_tx_kick_async(s);
 	return 0;
 }
 
@@ -535,6 +537,7 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 	u32 cause = 0;
 	int ret = -EFAULT;
 	u64 orig = h->aresp.orig;
+	bool kick;
 
 	spin_lock_irqsave(&s->lock, flags);
 	o = siw2_orq_at(s, s->orq_head);
@@ -556,13 +559,16 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 	}
 	spin_lock_irqsave(&s->lock, flags);
 	siw2_rdmap_ord_complete(&s->ord);
+	kick = s->ord_wait;
+	s->ord_wait = false;
 	rec = &s->recs[o->slot];
 	rec->status = ret ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	rec->byte_len = sizeof(orig);
 	rec->done = true;
 	spin_unlock_irqrestore(&s->lock, flags);
 	siw2_tx_retire(s);
-	siw2_tx_kick_async(s);
+	if (kick)
+		siw2_tx_kick_async(s);
 	return 0;
 }
 

@@ -286,7 +286,6 @@ static int add_fpdu_flat(struct siw2_stream *s,
 	return 0;
 }
 
-/* Adds FPDUs of the current message until it is done or the batch full. */
 /*
  * The response to the oldest inbound Read or Atomic Request is in the batch
  * whole: its IRD credit and queue entry are free again. This happens before
@@ -305,6 +304,7 @@ static void irq_retire(struct siw2_stream *s)
 	spin_unlock_irqrestore(&s->lock, flags);
 }
 
+/* Adds FPDUs of the current message until it is done or the batch full. */
 static int build(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
@@ -703,9 +703,10 @@ static bool sq_next(struct siw2_stream *s)
 		o->atomic = is_atomic;
 		req_id = s->orq_tail - 1;
 	}
+	/* The completion that frees the ORD or fence kicks the engine. */
+	s->ord_wait = !!ret;
 	spin_unlock_irqrestore(&s->lock, flags);
 	if (ret) {
-		/* A Read Response's completion kicks the engine again. */
 		tx->sqe_wait = true;
 		return false;
 	}
