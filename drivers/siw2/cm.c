@@ -78,6 +78,7 @@ static unsigned int mpa_rev = SIW2_MPA_REV_2;
 static bool mpa_crc = true;
 static bool mpa_markers;
 static bool mpa_p2p = true;
+static bool mpa_large_fpdu;
 static unsigned int mpa_rtr = SIW2_MPA_RTR_ALL;
 static unsigned int tcp_timeout_ms = 10000;
 static unsigned int mpa_request_timeout_ms = 10000;
@@ -122,6 +123,8 @@ module_param(mpa_markers, bool, 0644);
 MODULE_PARM_DESC(mpa_markers, "Ask for MPA Markers (default off)");
 module_param(mpa_p2p, bool, 0644);
 MODULE_PARM_DESC(mpa_p2p, "Initiator: request the RFC 6581 peer-to-peer RTR, so that the responder may send first (default on; a responder answers what it is asked)");
+module_param(mpa_large_fpdu, bool, 0644);
+MODULE_PARM_DESC(mpa_large_fpdu, "Offer, and with a peer that offers it too use, FPDUs larger than a TCP segment (not RFC 5044; default off)");
 module_param_cb(mpa_rtr, &rtr_ops, &mpa_rtr, 0644);
 MODULE_PARM_DESC(mpa_rtr, "RTR types offered or accepted: 1 Send, 2 Write, 4 Read (default 7)");
 module_param_cb(tcp_timeout_ms, &ms_ops, &tcp_timeout_ms, 0644);
@@ -447,6 +450,7 @@ static void mpa_params(struct siw2_mpa_params *p, bool initiator, bool rev1)
 	p->rev = rev1 ? SIW2_MPA_REV_1 : READ_ONCE(mpa_rev);
 	p->crc = READ_ONCE(mpa_crc);
 	p->markers = READ_ONCE(mpa_markers);
+	p->large = READ_ONCE(mpa_large_fpdu);
 	p->rtr = READ_ONCE(mpa_rtr) & SIW2_MPA_RTR_ALL;
 	if (initiator) {
 		p->p2p = p->rev >= SIW2_MPA_REV_2 && READ_ONCE(mpa_p2p);

@@ -598,7 +598,10 @@ static enum siw2_mpa_err put_frame(const char *key, u8 flags, u8 rev,
 		return SIW2_MPA_ERR_NOSPC;
 
 	memcpy(rr.key, key, SIW2_MPA_KEY_LEN);
-	/* 7.1.1: Res is zero; RFC 6581 6: S flags the enhanced data. */
+	/*
+	 * 7.1.1: Res is zero but for an opted-in G; RFC 6581 6: S flags the
+	 * enhanced data.
+	 */
 	rr.flags = flags | (v2 ? SIW2_MPA_FLAG_S : 0);
 	rr.rev = rev;
 	rr.pd_len = cpu_to_be16(total);
@@ -656,6 +659,8 @@ enum siw2_mpa_err siw2_mpa_cm_request(struct siw2_mpa_cm *cm, const void *pd,
 		flags |= SIW2_MPA_FLAG_M;
 	if (p->crc)
 		flags |= SIW2_MPA_FLAG_C;
+	if (p->large)
+		flags |= SIW2_MPA_FLAG_G;
 	/* RFC 6581 10: rev 2 is only sent with the enhanced data. */
 	if (enhanced)
 		v2 = v2_put(p->ird, p->ord, p->p2p, p->rtr);
@@ -736,6 +741,8 @@ static enum siw2_mpa_err cm_reply(struct siw2_mpa_cm *cm, bool reject,
 	 */
 	if (c->crc)
 		flags |= SIW2_MPA_FLAG_C;
+	if (c->large)
+		flags |= SIW2_MPA_FLAG_G;
 	if (reject)
 		flags |= SIW2_MPA_FLAG_R;
 
@@ -858,6 +865,8 @@ static void cm_parse(struct siw2_mpa_cm *cm, u16 *ird_raw, u16 *ord_raw)
 	/* 7.1.1 M: each side declares the Markers it wants to receive. */
 	c->tx_markers = rr.flags & SIW2_MPA_FLAG_M;
 	c->rx_markers = cm->local.markers;
+	/* A Res bit: looked at only by a side that sends it itself. */
+	c->large = cm->local.large && rr.flags & SIW2_MPA_FLAG_G;
 	c->pdata = pd;
 	c->pdata_len = be16_to_cpu(rr.pd_len);
 	*ird_raw = 0;

@@ -284,6 +284,7 @@ struct siw2_mpa_params {
 	u8 rtr;		/* SIW2_MPA_RTR_* we can send (initiator), accept (responder) */
 	u16 ird;	/* Initiator: IRD and ORD sent, 0..0x3fff (0x3fff: none) */
 	u16 ord;
+	bool large;	/* offer FPDUs larger than a segment (SIW2_MPA_FLAG_G) */
 };
 
 /* What the startup phase agreed; valid from SIW2_MPA_CM_REQUEST on. */
@@ -294,6 +295,7 @@ struct siw2_mpa_conn {
 	bool tx_markers;	/* insert Markers when sending (peer's M) */
 	bool rx_markers;	/* the peer inserts Markers (our M) */
 	bool p2p;		/* RTR indication negotiated */
+	bool large;		/* both offered G: FPDUs may exceed a segment */
 	/*
 	 * Initiator: the one RTR to send before any other FPDU (0 if none);
 	 * a zero-length Read is answered by a zero-length Read Response.

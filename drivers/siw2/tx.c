@@ -77,16 +77,24 @@ static u32 fpdu_stage(u32 ulen, bool markers)
  */
 #define MARKED_ULPDU_MAX ((SIW2_TX_BVECS - 2 * SIW2_MAX_SGE - 8) * 239)
 
-/* RFC 5044 4.5: an FPDU fits the path's current MSS, and a batch. */
+/*
+ * RFC 5044 4.5: an FPDU fits the path's current MSS, and a batch. Two ends
+ * that both opted in to large FPDUs (SIW2_MPA_FLAG_G) leave the cutting to
+ * TCP: fewer headers, CRC trailers and send pieces per byte.
+ */
 static u32 cur_mulpdu(struct siw2_stream *s)
 {
-	u32 mss = READ_ONCE(tcp_sk(s->sock->sk)->mss_cache);
-	u32 mulpdu = siw2_mpa_mulpdu(mss, s->conn.tx_markers);
+	u32 mulpdu = SIW2_MPA_MULPDU_MAX;
+	u32 mss;
 
 	BUILD_BUG_ON(fpdu_bvecs(MARKED_ULPDU_MAX, true) > SIW2_TX_BVECS);
 	BUILD_BUG_ON(fpdu_stage(MARKED_ULPDU_MAX, true) > PAGE_SIZE);
 	BUILD_BUG_ON(fpdu_bvecs(SIW2_MPA_MULPDU_MAX, false) > SIW2_TX_BVECS);
 	BUILD_BUG_ON(fpdu_stage(SIW2_MPA_MULPDU_MAX, false) > PAGE_SIZE);
+	if (!s->conn.large) {
+		mss = READ_ONCE(tcp_sk(s->sock->sk)->mss_cache);
+		mulpdu = siw2_mpa_mulpdu(mss, s->conn.tx_markers);
+	}
 	if (s->conn.tx_markers)
 		mulpdu = min_t(u32, mulpdu, MARKED_ULPDU_MAX);
 	return mulpdu;

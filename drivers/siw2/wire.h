@@ -37,6 +37,12 @@ static_assert(sizeof(struct siw2_mpa_rr) == 20);
 #define SIW2_MPA_FLAG_C 0x40	/* sender prefers CRCs */
 #define SIW2_MPA_FLAG_R 0x20	/* Reply only: connection rejected */
 #define SIW2_MPA_FLAG_S 0x10	/* RFC 6581: Private Data starts with siw2_mpa_v2 */
+/*
+ * Not RFC 5044, whose 7.1.1 wants the Res bits zero: the sender takes and
+ * sends FPDUs larger than a TCP segment. Upstream siw's try_gso uses this
+ * bit the same way. Sent only when the administrator opts in.
+ */
+#define SIW2_MPA_FLAG_G 0x08
 
 #define SIW2_MPA_REV_1 1	/* RFC 5044 */
 #define SIW2_MPA_REV_2 2	/* RFC 6581 enhanced connection establishment */

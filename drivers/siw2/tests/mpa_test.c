@@ -1613,6 +1613,60 @@ static void mpa_test_cm_frames(struct kunit *test)
 }
 
 /*
+ * The G flag (not RFC 5044: a Res bit, opt-in) on both revisions: each
+ * frame carries it only when its sender opted in (the Reply only when the
+ * Request had it), and FPDUs may exceed a segment only when both did. A
+ * side that did not opt in ignores a received G, as 7.1.1 asks of Res.
+ */
+static void mpa_test_cm_large(struct kunit *test)
+{
+	struct cm_pair *cp = zalloc(test, sizeof(*cp));
+	struct siw2_mpa_params ip, rp;
+	u32 x;
+
+	for (x = 0; x < 16; x++) {
+		bool il = x & 1, rl = x & 2, both = il && rl;
+		u8 rev = x & 4 ? 2 : 1;
+		bool reject = x & 8;
+
+		ip = mk_params(rev, false, true, false, 0, 4, 4);
+		rp = mk_params(2, false, false, false, SIW2_MPA_RTR_ALL, 0, 0);
+		ip.large = il;
+		rp.large = rl;
+		run_pair(test, cp, &ip, &rp, 4, 4, reject, 0);
+		KUNIT_ASSERT_EQ(test, cp->ra, SIW2_MPA_CM_REQUEST);
+		KUNIT_EXPECT_EQ_MSG(test, !!(cp->req[16] & SIW2_MPA_FLAG_G),
+				    il, "case %u: Request", x);
+		KUNIT_EXPECT_EQ_MSG(test, !!(cp->rep[16] & SIW2_MPA_FLAG_G),
+				    both, "case %u: Reply", x);
+		KUNIT_EXPECT_EQ_MSG(test, cp->ia, reject ?
+				    SIW2_MPA_CM_REJECTED :
+				    SIW2_MPA_CM_ESTABLISHED, "case %u", x);
+		KUNIT_EXPECT_EQ_MSG(test, cp->r.conn.large, both,
+				    "case %u: responder", x);
+		if (!reject)
+			KUNIT_EXPECT_EQ_MSG(test, cp->i.conn.large, both,
+					    "case %u: initiator", x);
+	}
+
+	/* A Reply with G to a Request without it changes nothing. */
+	ip = mk_params(2, false, true, false, 0, 4, 4);
+	rp = mk_params(2, false, false, false, SIW2_MPA_RTR_ALL, 0, 0);
+	run_pair(test, cp, &ip, &rp, 4, 4, false, 0);
+	KUNIT_ASSERT_EQ(test, cp->ia, SIW2_MPA_CM_ESTABLISHED);
+	cp->rep[16] |= SIW2_MPA_FLAG_G;
+	ip.large = false;
+	KUNIT_ASSERT_EQ(test, siw2_mpa_cm_init(&cp->i, SIW2_MPA_INITIATOR, &ip),
+			SIW2_MPA_OK);
+	KUNIT_ASSERT_EQ(test, siw2_mpa_cm_request(&cp->i, NULL, 0, cp->req,
+						  sizeof(cp->req),
+						  &cp->req_len), SIW2_MPA_OK);
+	KUNIT_EXPECT_EQ(test, feed_cm(&cp->i, cp->rep, cp->rep_len, false,
+				      &cp->req_len), SIW2_MPA_CM_ESTABLISHED);
+	KUNIT_EXPECT_FALSE(test, cp->i.conn.large);
+}
+
+/*
  * A whole startup followed by FPDUs both ways: asymmetric Markers, CRC,
  * the responder holding back until the initiator's RTR arrived.
  */
@@ -1723,6 +1777,7 @@ static struct kunit_case mpa_test_cases[] = {
 	KUNIT_CASE(mpa_test_cm_frame_errors),
 	KUNIT_CASE(mpa_test_cm_local_errors),
 	KUNIT_CASE(mpa_test_cm_frames),
+	KUNIT_CASE(mpa_test_cm_large),
 	KUNIT_CASE(mpa_test_cm_to_fpdus),
 	KUNIT_CASE(mpa_test_err_table),
 	{}

@@ -7,9 +7,9 @@
 # each, IPv4 and IPv6; between the namespaces also ucmatose,
 # rdma_server/rdma_client and riostream (rsockets), and perftest over the
 # rdma_cm (-R): RDMA Write, Read and Send, bandwidth and latency, 64 B,
-# 4 KiB and 1 MiB, with MPA CRC on and off, and Reads kept at the IRD.
-# Then no QP, CQ, MR, PD, endpoint or listener is left
-# (/sys/kernel/debug/siw2).
+# 4 KiB and 1 MiB, with MPA CRC on and off, and Reads kept at the IRD;
+# FPDU sizes on the wire with mpa_large_fpdu off and on. Then no QP, CQ,
+# MR, PD, endpoint or listener is left (/sys/kernel/debug/siw2).
 #
 # Every tool runs under timeout(1): a hang costs its limit, and a
 # perftest whose 64 B run hung does not try the larger sizes. Each run is
@@ -19,6 +19,7 @@
 # caller, as a reference: everything on the local device, without siw2's
 # parameters and debugfs.
 . "$(dirname "$0")/../lib.sh"
+here=$(cd "$(dirname "$0")/.." && pwd)
 
 tmp=$(mktemp -d)
 dbg=/sys/kernel/debug/siw2
@@ -44,6 +45,8 @@ cleanup() {
 	kill $(jobs -pr) 2>/dev/null
 	wait 2>/dev/null
 	[ -w "$crc" ] && echo Y >"$crc"
+	[ -w /sys/module/siw2/parameters/mpa_large_fpdu ] &&
+		echo N >/sys/module/siw2/parameters/mpa_large_fpdu
 	ip netns del ap1 2>/dev/null
 	ip netns del ap2 2>/dev/null
 	ip link del ad0 2>/dev/null
@@ -320,6 +323,63 @@ perftest_matrix() {
 	done
 }
 
+# walk_capture NAME CHECK LIMIT: ib_write_bw of 64 KiB messages between the
+# namespaces, captured on av1; the largest ULPDU the writer sent, by the
+# framing (fpdu_walk.py, over every connection perftest opened), must be
+# within the MSS (LIMIT "mss") or above it ("big"). Every stream must
+# walk as FPDUs either way, and the Writes' payload must be among them.
+walk_capture() {
+	local name=pt$port cap=$tmp/$1.pcapng out largest octets cpid n=100
+	local -a why=()
+	ip netns exec ap1 timeout 120 dumpcap -q -B 32 -i av1 \
+		-f "tcp port $port" -w "$cap" >"$tmp/$1.dumpcap" 2>&1 &
+	cpid=$!
+	t_wait "[ -s $cap ] || ! kill -0 $cpid" 30
+	pair "$name" 30 0 "$sns" "$cns" \
+		ib_write_bw -R -F -d "$sdev" -s 65536 -n $n -p "$port" \
+		-- ib_write_bw -R -F -d "$cdev" -s 65536 -n $n -p "$port" "$A4"
+	statuses 30
+	sleep 1
+	kill -INT "$cpid" 2>/dev/null
+	wait "$cpid"
+	out=$(python3 "$here/fpdu_walk.py" "$cap" --crc on 2>&1) ||
+		why+=("the FPDU walk failed:" "$out")
+	largest=$(sed -n 's/^initiator: .*largest ULPDU \([0-9]*\),.*/\1/p' <<<"$out")
+	octets=$(sed -n 's/^initiator: .*ULPDU octets \([0-9]*\)$/\1/p' <<<"$out")
+	if [ -z "$largest" ] || [ -z "$octets" ]; then
+		why+=("no FPDUs of the initiator: $out")
+	elif [ "$octets" -lt $((n * 65536)) ]; then
+		why+=("the initiator's FPDUs carry $octets octets, less than the $n Writes' payload")
+	elif [ "$3" = mss ] && [ "$largest" -gt "$mss_ulpdu" ]; then
+		why+=("an FPDU of $largest octets, above the MSS's $mss_ulpdu")
+	elif [ "$3" = big ] && [ "$largest" -le "$mss_ulpdu" ]; then
+		why+=("no FPDU above the MSS's $mss_ulpdu octets")
+	fi
+	t_log "$1: $(tr '\n' ' ' <<<"$out")"
+	verdict "$2" "$name" "${why[@]}"
+}
+
+# Large FPDUs (mpa_large_fpdu, not RFC 5044): off, FPDUs fit the veth's
+# segments (4.5); on at both ends, 64 KiB Writes go as FPDUs larger than a
+# segment, CRCs checked on the way, and rping verifies data both ways.
+large_fpdus() {
+	local large=/sys/module/siw2/parameters/mpa_large_fpdu start=$SECONDS
+	if ! command -v dumpcap >/dev/null || ! command -v tshark >/dev/null; then
+		t_skip "large FPDUs" "no dumpcap or tshark"
+		return
+	fi
+	# veth's MTU 1500: MSS 1448, less MPA's length, pad and CRC.
+	mss_ulpdu=$((1448 - 2 - 4))
+	t_eq "mpa_large_fpdu is off by default" N "$(cat "$large")"
+	walk_capture small "mpa_large_fpdu off: 64 KiB Writes in FPDUs within the MSS" mss
+	echo Y >"$large"
+	walk_capture large "mpa_large_fpdu on at both ends: FPDUs beyond the MSS" big
+	rping_run "mpa_large_fpdu on: rping, $where, 65000 B x50 verified" \
+		"$sns" "$cns" "$A4" 65000 50
+	echo N >"$large"
+	t_log "large FPDUs: $((SECONDS - start)) s"
+}
+
 if command -v ib_write_bw >/dev/null; then
 	start=$SECONDS
 	if [ -z "$ref" ]; then
@@ -350,6 +410,7 @@ if command -v ib_write_bw >/dev/null; then
 		verdict "perftest: ib_read_bw -R -o 16, IRD = ORD, 65536 B x5000" \
 			"$name" "${why[@]}"
 		t_log "ib_read_bw at the IRD: $((SECONDS - start)) s"
+		large_fpdus
 	else
 		perftest_matrix default
 		t_log "perftest: $((SECONDS - start)) s"
