@@ -36,6 +36,11 @@ BENCH_SYSTEMS=(
 	#       --tests ib_write_lat,ib_send_lat,ib_write_bw --sections bw,lat,syscalls
 	"siw2-doorbell|rdma|off on|siw2_setup sq_poll_us=0|siw2_teardown|siw2, doorbell mode (sq_poll_us 0)"
 	"siw2-poll|rdma|off on|siw2_setup sq_poll_us=1000|siw2_teardown|siw2, SQ polling (sq_poll_us 1000)"
+	# --- large FPDUs between two siw2 ends (module parameter
+	# mpa_large_fpdu, not RFC 5044; off by default): FPDUs of up to 64768
+	# octets that TCP cuts into segments. siw2_setup mod:PARAM=VALUE sets
+	# a module parameter before the devices exist.
+	"siw2-large|rdma|off on|siw2_setup mod:mpa_large_fpdu=Y|siw2_teardown|siw2, large FPDUs at both ends (mpa_large_fpdu)"
 	"siw|rdma|off on|siw_setup|siw_teardown|upstream siw (Debian's linux-source, out of tree)"
 	"rxe|rdma|-|rxe_setup|rxe_teardown|rdma_rxe (RoCEv2; ICRC always on)"
 	"tcp|tcp|-|true|true|kernel TCP (iperf3 one stream; tcp_pp ping-pong)"
@@ -91,7 +96,7 @@ wait_port_active() {
 
 # --- siw2 --------------------------------------------------------------------
 
-# siw2_setup CRC [KNOB=VALUE...]
+# siw2_setup CRC [KNOB=VALUE...] [mod:PARAM=VALUE...]
 siw2_setup() {
 	local crc=$1 kv knob val dev
 	shift
@@ -100,11 +105,23 @@ siw2_setup() {
 	on) echo Y >/sys/module/siw2/parameters/mpa_crc ;;
 	off) echo N >/sys/module/siw2/parameters/mpa_crc ;;
 	esac || return 1
+	# Module parameters (siw2_teardown unloads the module, which resets
+	# them).
+	for kv in "$@"; do
+		[[ $kv = mod:* ]] || continue
+		kv=${kv#mod:} knob=${kv%%=*} val=${kv#*=}
+		if [ ! -w "/sys/module/siw2/parameters/$knob" ]; then
+			echo "bench: siw2 has no parameter $knob" >&2
+			return 1
+		fi
+		echo "$val" >"/sys/module/siw2/parameters/$knob" || return 1
+	done
 	DEV_S=siw2_bs DEV_C=siw2_bc
 	link_add $DEV_S siw2 bvs s && link_add $DEV_C siw2 bvc c || return 1
 	# The send engine knob (see BENCH_SYSTEMS): per device, set before
 	# any QP exists.
 	for kv in "$@"; do
+		[[ $kv = mod:* ]] && continue
 		knob=${kv%%=*} val=${kv#*=}
 		for dev in $DEV_S $DEV_C; do
 			if [ ! -e "/sys/class/infiniband/$dev/siw2/$knob" ]; then
