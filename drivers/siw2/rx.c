@@ -366,6 +366,21 @@ static u32 end_imm(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	return 0;
 }
 
+/*
+ * A response ended one of our outbound requests: its ORD credit is free.
+ * Returns whether an SQE waits for that credit (or for the fence the
+ * request held), so that the caller wakes the send engine; under s->lock.
+ */
+static bool ord_complete(struct siw2_stream *s)
+{
+	bool waits = s->ord_wait;
+
+	lockdep_assert_held(&s->lock);
+	siw2_rdmap_ord_complete(&s->ord);
+	s->ord_wait = false;
+	return waits;
+}
+
 static u32 end_read_resp(struct siw2_stream *s)
 {
 	struct siw2_stream_rx *rx = &s->rx;
@@ -392,9 +407,7 @@ static u32 end_read_resp(struct siw2_stream *s)
 			return SIW2_TERM_DDP_T_BASE_BOUNDS;
 		}
 		s->orq_head++;
-		siw2_rdmap_ord_complete(&s->ord);
-		kick = s->ord_wait;
-		s->ord_wait = false;
+		kick = ord_complete(s);
 		rec = &s->recs[o->slot];
 		len = o->len;
 		do_inval = o->do_inval;
@@ -558,9 +571,7 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 		siw2_mr_put(mr);
 	}
 	spin_lock_irqsave(&s->lock, flags);
-	siw2_rdmap_ord_complete(&s->ord);
-	kick = s->ord_wait;
-	s->ord_wait = false;
+	kick = ord_complete(s);
 	rec = &s->recs[o->slot];
 	rec->status = ret ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	rec->byte_len = sizeof(orig);

@@ -1655,7 +1655,6 @@ static void mpa_test_cm_large(struct kunit *test)
 	run_pair(test, cp, &ip, &rp, 4, 4, false, 0);
 	KUNIT_ASSERT_EQ(test, cp->ia, SIW2_MPA_CM_ESTABLISHED);
 	cp->rep[16] |= SIW2_MPA_FLAG_G;
-	ip.large = false;
 	KUNIT_ASSERT_EQ(test, siw2_mpa_cm_init(&cp->i, SIW2_MPA_INITIATOR, &ip),
 			SIW2_MPA_OK);
 	KUNIT_ASSERT_EQ(test, siw2_mpa_cm_request(&cp->i, NULL, 0, cp->req,
