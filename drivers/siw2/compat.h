@@ -59,4 +59,20 @@ static inline void siw2_vm_flags_mod(struct vm_area_struct *vma,
 #define siw2_vm_flags_mod(vma, set, clear) vm_flags_mod(vma, set, clear)
 #endif
 
+/*
+ * 6.10 moved struct ubuf_info's completion callback (zero-copy transmit)
+ * into an ops table. SIW2_UBUF_OPS(name, fn) defines what
+ * siw2_ubuf_init(uarg, name) then installs.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define SIW2_UBUF_OPS(name, fn)						\
+	static const struct ubuf_info_ops name = { .complete = fn }
+#define siw2_ubuf_init(uarg, name) ((uarg)->ops = &(name))
+#else
+#define SIW2_UBUF_OPS(name, fn)						\
+	static void (*const name)(struct sk_buff *, struct ubuf_info *,	\
+				  bool) = fn
+#define siw2_ubuf_init(uarg, name) ((uarg)->callback = (name))
+#endif
+
 #endif /* SIW2_COMPAT_H */

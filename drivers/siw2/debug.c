@@ -54,6 +54,7 @@ static const char *const counter_names[SIW2_CNT_MAX] = {
 	[SIW2_CNT_TERM_SENT] = "term_sent",
 	[SIW2_CNT_TERM_RCVD] = "term_rcvd",
 	[SIW2_CNT_SQ_DOORBELL] = "sq_doorbell",
+	[SIW2_CNT_TX_ZC] = "tx_zerocopy",
 };
 
 static struct dentry *debug_dir;

@@ -124,6 +124,10 @@ struct siw2_stream_tx {
 	/* The batch being sent: bvecs over @stage and payload pages. */
 	struct page *stage;
 	u32 stage_used;
+	/* Zero-copy (zcopy.c): the message's object, and its next stage. */
+	struct siw2_zc *zc;
+	struct page *stage_next;
+	bool batch_zc;		/* the batch goes by reference */
 	struct bio_vec bv[SIW2_TX_BVECS];
 	u32 nbv;
 	u32 batch_len;
@@ -191,6 +195,7 @@ struct siw2_stream {
 	u32 irq_tail;
 	struct siw2_term_info term;
 
+	struct list_head zc_list;	/* zcopy.c's zc_lock */
 	struct mutex tx_mutex;	/* see above */
 	struct work_struct tx_work;
 	struct work_struct close_work;
@@ -227,6 +232,15 @@ extern struct workqueue_struct *siw2_tx_wq;
 void siw2_stream_close(struct siw2_stream *s, int reason, bool abortive);
 void siw2_stream_terminate(struct siw2_stream *s, const struct siw2_term_info *t);
 void siw2_stream_free(struct siw2_stream *s);
+
+/* zcopy.c */
+struct ubuf_info;
+#define SIW2_ZC_MIN_LEN (16 * 1024)
+struct siw2_zc *siw2_zc_new(struct siw2_stream *s);
+struct ubuf_info *siw2_zc_ubuf(struct siw2_zc *zc);
+void siw2_zc_end(struct siw2_zc *zc, int slot);
+void siw2_zc_detach(struct siw2_stream *s);
+void siw2_tx_rec_done(struct siw2_stream *s, u32 slot);
 int siw2_stream_init(void);
 void siw2_stream_uninit(void);
 

@@ -5,6 +5,7 @@
  * Only the module's init/exit ladder lives here.
  */
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <rdma/rdma_netlink.h>
 
 #include "siw2.h"
@@ -46,6 +47,8 @@ static void __exit siw2_mod_exit(void)
 	siw2_sqpoll_uninit();
 	siw2_stream_uninit();
 	siw2_debug_uninit();
+	/* The last zero-copy object's free runs module code (zcopy.c). */
+	rcu_barrier();
 }
 
 module_init(siw2_mod_init);

@@ -631,6 +631,12 @@ int siw2_mr_copy_from(struct siw2_mr *mr, u64 addr, void *dst, u64 len)
 	return 0;
 }
 
+/* A user MR: its pages are pinned user memory, safe to lend to TCP. */
+bool siw2_mr_user(const struct siw2_mr *mr)
+{
+	return mr->kind == SIW2_MR_USER;
+}
+
 /**
  * siw2_mr_page() - the page under an address, for zero-copy transmit
  * @mr: a held MR

@@ -374,6 +374,7 @@ enum siw2_counter {
 	SIW2_CNT_TERM_SENT,		/* Terminate messages queued to send */
 	SIW2_CNT_TERM_RCVD,		/* Terminate messages received */
 	SIW2_CNT_SQ_DOORBELL,		/* user send queue doorbells (system calls) */
+	SIW2_CNT_TX_ZC,			/* messages sent without a copy */
 	SIW2_CNT_MAX
 };
 
@@ -495,6 +496,7 @@ enum siw2_mr_fault siw2_mr_fast_reg(struct siw2_device *sdev, u32 stag,
 				    struct ib_pd *pd, int access);
 int siw2_mr_copy_to(struct siw2_mr *mr, u64 addr, const void *src, u64 len);
 int siw2_mr_copy_from(struct siw2_mr *mr, u64 addr, void *dst, u64 len);
+bool siw2_mr_user(const struct siw2_mr *mr);
 int siw2_mr_page(struct siw2_mr *mr, u64 addr, struct page **page,
 		 unsigned int *offset, unsigned int *len);
 

@@ -62,8 +62,9 @@ static u32 depth(u16 v, u32 max)
 
 static void stream_free(struct siw2_stream *s)
 {
+	/* Socket buffers may still refer to it (zero-copy). */
 	if (s->tx.stage)
-		__free_page(s->tx.stage);
+		put_page(s->tx.stage);
 	kvfree(s->recs);
 	kvfree(s->irq);
 	kvfree(s->orq);
@@ -112,6 +113,7 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	s->conn.pdata_len = 0;
 	s->initiator = initiator;
 	spin_lock_init(&s->lock);
+	INIT_LIST_HEAD(&s->zc_list);
 	mutex_init(&s->tx_mutex);
 	INIT_WORK(&s->tx_work, siw2_tx_work);
 	INIT_WORK(&s->close_work, close_work);

@@ -35,6 +35,12 @@
 #include "engine.h"
 
 #define TX_BATCH_BYTES (64 * 1024)
+
+/* zcopy.c has the why and the rules. */
+static bool tx_zerocopy;
+module_param(tx_zerocopy, bool, 0644);
+MODULE_PARM_DESC(tx_zerocopy,
+		 "send Sends and Writes of 16 KiB or more from user memory without a copy; they complete once TCP let go of their pages (default: off)");
 /* Messages started per round before the engine yields to its work item. */
 #define TX_BUDGET 64
 
@@ -340,6 +346,13 @@ static int build(struct siw2_stream *s)
 	}
 	iov_iter_bvec(&tx->iter, ITER_SOURCE, tx->bv, tx->nbv, tx->batch_len);
 	tx->iter_live = true;
+	/*
+	 * TCP will hold the staging page too: the next batch needs another.
+	 * Without one this batch is copied, which is always correct.
+	 */
+	if (tx->zc && !tx->stage_next)
+		tx->stage_next = alloc_page(GFP_KERNEL);
+	tx->batch_zc = tx->zc && tx->stage_next;
 	return 0;
 }
 
@@ -359,11 +372,21 @@ static int flush(struct siw2_stream *s, bool block)
 			msg.msg_flags |= MSG_DONTWAIT;
 		if (tx->busy)
 			msg.msg_flags |= MSG_MORE;
+		if (tx->batch_zc) {
+			msg.msg_flags |= MSG_ZEROCOPY;
+			msg.msg_ubuf = siw2_zc_ubuf(tx->zc);
+		}
 		msg.msg_iter = tx->iter;
 		ret = sock_sendmsg(s->sock, &msg);
 		if (ret <= 0)
 			return ret ? ret : -EPIPE;
 		tx->iter = msg.msg_iter;
+	}
+	if (tx->batch_zc) {
+		put_page(tx->stage);
+		tx->stage = tx->stage_next;
+		tx->stage_next = NULL;
+		tx->batch_zc = false;
 	}
 	batch_reset(tx);
 	return 0;
@@ -452,6 +475,23 @@ void siw2_tx_retire(struct siw2_stream *s)
 	unsigned long flags;
 
 	spin_lock_irqsave(&s->lock, flags);
+	retire_locked(s);
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
+/**
+ * siw2_tx_rec_done() - a zero-copy message's pages are free: complete it
+ * @s: the stream
+ * @slot: its record, whose status and length finish() set
+ *
+ * Any context; called under zcopy.c's zc_lock.
+ */
+void siw2_tx_rec_done(struct siw2_stream *s, u32 slot)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->lock, flags);
+	s->recs[slot].done = true;
 	retire_locked(s);
 	spin_unlock_irqrestore(&s->lock, flags);
 }
@@ -648,6 +688,25 @@ static void sqe_local(struct siw2_stream *s)
 		sqe_done(s, s->tx.slot, IB_WC_SUCCESS, 0);
 }
 
+/* May the SQE just started go without a copy (zcopy.c)? */
+static bool zc_eligible(struct siw2_stream *s, u32 len)
+{
+	const struct siw2_tx_src *src = &s->tx.src;
+	u8 op = s->tx.sqe.opcode;
+	u32 i;
+
+	if (!READ_ONCE(tx_zerocopy) || len < SIW2_ZC_MIN_LEN ||
+	    src->inline_data || s->tx.imm_next)
+		return false;
+	if (op != SIW2_OP_WRITE && op != SIW2_OP_SEND &&
+	    op != SIW2_OP_SEND_INV)
+		return false;
+	for (i = 0; i < src->nr; i++)
+		if (!siw2_mr_user(src->sge[i].mr))
+			return false;
+	return true;
+}
+
 static bool sq_next(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
@@ -767,6 +826,8 @@ static bool sq_next(struct siw2_stream *s)
 		break;
 	}
 	ret = msg_start(s, &m, len, SIW2_FIN_SQE);
+	if (!ret && zc_eligible(s, len))
+		tx->zc = siw2_zc_new(s);
 started:
 	if (ret) {
 		src_put(&tx->src);
@@ -781,6 +842,7 @@ static int finish(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
 	enum siw2_tx_fin fin = tx->fin;
+	unsigned long flags;
 	u8 op;
 
 	tx->fin = SIW2_FIN_NONE;
@@ -793,12 +855,21 @@ static int finish(struct siw2_stream *s)
 		}
 		op = tx->sqe.opcode;
 		/* A Read or Atomic completes when its response arrived (rx.c). */
-		if (op != SIW2_OP_READ && op != SIW2_OP_READ_INV &&
-		    op != SIW2_OP_ATOMIC_CMP_SWP &&
-		    op != SIW2_OP_ATOMIC_FETCH_ADD)
+		if (tx->zc) {
+			/* Complete once TCP let go of the pages. */
+			spin_lock_irqsave(&s->lock, flags);
+			s->recs[tx->slot].status = IB_WC_SUCCESS;
+			s->recs[tx->slot].byte_len = tx->msg_len;
+			spin_unlock_irqrestore(&s->lock, flags);
+			siw2_zc_end(tx->zc, tx->slot);
+			tx->zc = NULL;
+		} else if (op != SIW2_OP_READ && op != SIW2_OP_READ_INV &&
+			   op != SIW2_OP_ATOMIC_CMP_SWP &&
+			   op != SIW2_OP_ATOMIC_FETCH_ADD) {
 			sqe_done(s, tx->slot, IB_WC_SUCCESS,
 				 op == SIW2_OP_WRITE_IMM ? tx->write_len :
 				 tx->msg_len);
+		}
 		break;
 	default:
 		break;
@@ -813,6 +884,15 @@ static bool next_msg(struct siw2_stream *s)
 	if (irq_next(s))
 		return true;
 	return sq_next(s);
+}
+
+/* The message in progress will not complete: its object can go. */
+static void zc_drop(struct siw2_stream_tx *tx)
+{
+	if (tx->zc)
+		siw2_zc_end(tx->zc, -1);
+	tx->zc = NULL;
+	tx->batch_zc = false;
 }
 
 /* One round of the engine, under tx_mutex. */
@@ -858,6 +938,7 @@ static void tx_round(struct siw2_stream *s)
 			/* A region changed under a message in progress. */
 			batch_reset(tx);
 			tx->busy = false;
+			zc_drop(tx);
 			siw2_rdmap_term_prepare(&t, SIW2_TERM_RDMAP_CATASTROPHIC,
 						NULL, 0, 0);
 			siw2_stream_terminate(s, &t);
@@ -963,6 +1044,11 @@ void siw2_tx_release(struct siw2_stream *s)
 
 	src_put(&s->tx.src);
 	batch_reset(&s->tx);
+	zc_drop(&s->tx);
+	siw2_zc_detach(s);
+	if (s->tx.stage_next)
+		put_page(s->tx.stage_next);
+	s->tx.stage_next = NULL;
 	spin_lock_irqsave(&s->lock, flags);
 	for (i = s->irq_head; i != s->irq_tail; i++) {
 		e = siw2_irq_at(s, i);

@@ -41,6 +41,9 @@ BENCH_SYSTEMS=(
 	# octets that TCP cuts into segments. siw2_setup mod:PARAM=VALUE sets
 	# a module parameter before the devices exist.
 	"siw2-large|rdma|off on|siw2_setup mod:mpa_large_fpdu=Y|siw2_teardown|siw2, large FPDUs at both ends (mpa_large_fpdu)"
+	# Zero-copy transmit (tx_zerocopy, off by default): Sends and Writes
+	# of 16 KiB or more from user memory go to TCP by page reference.
+	"siw2-zc|rdma|off on|siw2_setup mod:tx_zerocopy=Y|siw2_teardown|siw2, zero-copy transmit (tx_zerocopy)"
 	"siw|rdma|off on|siw_setup|siw_teardown|upstream siw (Debian's linux-source, out of tree)"
 	"rxe|rdma|-|rxe_setup|rxe_teardown|rdma_rxe (RoCEv2; ICRC always on)"
 	"tcp|tcp|-|true|true|kernel TCP (iperf3 one stream; tcp_pp ping-pong)"

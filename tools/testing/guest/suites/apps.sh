@@ -47,6 +47,8 @@ cleanup() {
 	[ -w "$crc" ] && echo Y >"$crc"
 	[ -w /sys/module/siw2/parameters/mpa_large_fpdu ] &&
 		echo N >/sys/module/siw2/parameters/mpa_large_fpdu
+	[ -w /sys/module/siw2/parameters/tx_zerocopy ] &&
+		echo N >/sys/module/siw2/parameters/tx_zerocopy
 	ip netns del ap1 2>/dev/null
 	ip netns del ap2 2>/dev/null
 	ip link del ad0 2>/dev/null
@@ -380,6 +382,67 @@ large_fpdus() {
 	t_log "large FPDUs: $((SECONDS - start)) s"
 }
 
+# Zero-copy transmit (tx_zerocopy): Sends and Writes of 16 KiB or more
+# from user memory go to TCP by page reference and complete only once TCP
+# let go of the pages. rping verifies data both ways (the server's Writes
+# of 65000 B go without a copy); ib_write_bw and ib_send_bw complete at
+# 64 KiB and 1 MiB; tx_zerocopy counts the messages. A client killed in
+# the middle leaves nothing behind: the objects' checks and the module's
+# unload below find anything left over.
+zero_copy() {
+	local zc=/sys/module/siw2/parameters/tx_zerocopy z0 t size n name
+	local spid cpid
+	local start=$SECONDS
+	local -a why
+	t_eq "tx_zerocopy is off by default" N "$(cat "$zc")"
+	echo Y >"$zc"
+	z0=$(cnt tx_zerocopy)
+	rping_run "tx_zerocopy on: rping, $where, 65000 B x200 verified" \
+		"$sns" "$cns" "$A4" 65000 200
+	if [ $(($(cnt tx_zerocopy) - z0)) -ge 200 ]; then
+		t_pass "tx_zerocopy on: rping's 200 Writes went without a copy"
+	else
+		t_fail "tx_zerocopy on: rping's 200 Writes went without a copy" \
+			"$(($(cnt tx_zerocopy) - z0)) messages"
+	fi
+	for t in write_bw send_bw; do
+		for size in 65536 1048576; do
+			n=500
+			[ "$size" = 1048576 ] && n=50
+			name=pt$port why=()
+			z0=$(cnt tx_zerocopy)
+			pair "$name" 60 0 "$sns" "$cns" \
+				"ib_$t" -R -F -d "$sdev" -s "$size" -n "$n" -p "$port" \
+				-- "ib_$t" -R -F -d "$cdev" -s "$size" -n "$n" -p "$port" "$A4"
+			statuses 60
+			need "$tmp/$name.c" "^ *$size +$n +([0-9]|inf|-?nan)" \
+				"the client printed no result row"
+			[ $(($(cnt tx_zerocopy) - z0)) -ge "$n" ] ||
+				why+=("only $(($(cnt tx_zerocopy) - z0)) of $n messages went without a copy")
+			verdict "tx_zerocopy on: ib_$t -R, $size B x$n" "$name" "${why[@]}"
+		done
+	done
+	# Killed while its Writes are in flight: ib_write_bw runs far longer
+	# than the kill comes.
+	name=pt$port
+	z0=$(cnt tx_zerocopy)
+	nsx "$sns" timeout 60 ib_write_bw -R -F -d "$sdev" -s 1048576 -n 100000 \
+		-p "$port" >"$tmp/$name.s" 2>&1 &
+	spid=$!
+	t_wait "listening $sns $port" 20
+	nsx "$cns" timeout 60 ib_write_bw -R -F -d "$cdev" -s 1048576 -n 100000 \
+		-p "$port" "$A4" >"$tmp/$name.c" 2>&1 &
+	cpid=$!
+	t_wait "[ \$((\$(cnt tx_zerocopy) - z0)) -ge 50 ]" 30
+	pkill -9 -x ib_write_bw
+	wait "$spid" "$cpid"
+	port=$((port + 1))
+	t_wait all_gone 30
+	t_eq "tx_zerocopy on: ib_write_bw killed mid-stream, no QP left" 0 "$(obj qp)"
+	echo N >"$zc"
+	t_log "zero-copy transmit: $((SECONDS - start)) s"
+}
+
 if command -v ib_write_bw >/dev/null; then
 	start=$SECONDS
 	if [ -z "$ref" ]; then
@@ -411,6 +474,7 @@ if command -v ib_write_bw >/dev/null; then
 			"$name" "${why[@]}"
 		t_log "ib_read_bw at the IRD: $((SECONDS - start)) s"
 		large_fpdus
+		zero_copy
 	else
 		perftest_matrix default
 		t_log "perftest: $((SECONDS - start)) s"
@@ -431,6 +495,8 @@ fi
 t_ok "rdma link delete $ldev" rdma link delete "$ldev"
 if [ -z "$ref" ]; then
 	t_eq "no live siw2 objects" "$(siw2_objects_zero)" "$(cat "$dbg/objects")"
+	# Zero-copy messages hold the module until TCP let go of their pages.
+	t_wait "[ \"\$(cat /sys/module/siw2/refcnt)\" = 0 ]" 30
 	t_ok "modprobe -r siw2" modprobe -r siw2
 fi
 
