@@ -36,6 +36,9 @@ BENCH_SYSTEMS=(
 	#       --tests ib_write_lat,ib_send_lat,ib_write_bw --sections bw,lat,syscalls
 	"siw2-doorbell|rdma|off on|siw2_setup sq_poll_us=0|siw2_teardown|siw2, doorbell mode (sq_poll_us 0)"
 	"siw2-poll|rdma|off on|siw2_setup sq_poll_us=1000|siw2_teardown|siw2, SQ polling (sq_poll_us 1000)"
+	# The longest window there is (io_uring's SQPOLL idles for 1 s too):
+	# a poller that cannot keep up with a ping-pong still keeps the QP.
+	"siw2-poll1s|rdma|off on|siw2_setup sq_poll_us=1000000|siw2_teardown|siw2, SQ polling (sq_poll_us 1000000)"
 	# --- large FPDUs between two siw2 ends (module parameter
 	# mpa_large_fpdu, not RFC 5044; off by default): FPDUs of up to 64768
 	# octets that TCP cuts into segments. siw2_setup mod:PARAM=VALUE sets
