@@ -96,14 +96,18 @@ struct siw2_zc *siw2_zc_new(struct siw2_stream *s)
 	struct siw2_zc *zc;
 	unsigned long flags;
 
-	zc = kzalloc(sizeof(*zc), GFP_KERNEL);
-	if (!zc)
+	/* Not while the module unloads: nothing would wait for the object. */
+	if (!try_module_get(THIS_MODULE))
 		return NULL;
+	zc = kzalloc(sizeof(*zc), GFP_KERNEL);
+	if (!zc) {
+		module_put(THIS_MODULE);
+		return NULL;
+	}
 	siw2_ubuf_init(&zc->ubuf, zc_ops);
 	/* As MSG_ZEROCOPY's: forwarding paths need not copy the pages. */
 	zc->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	refcount_set(&zc->ubuf.refcnt, 1);
-	__module_get(THIS_MODULE);
 	zc->s = s;
 	spin_lock_irqsave(&zc_lock, flags);
 	list_add_tail(&zc->node, &s->zc_list);
