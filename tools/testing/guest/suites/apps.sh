@@ -163,6 +163,24 @@ statuses() {
 # need FILE REGEX TEXT: adds TEXT to the problems unless FILE has REGEX.
 need() { grep -Eq -- "$2" "$1" || why+=("$3"); }
 
+# perf_run TEST SIZE N LIMIT [OPTION...]: ib_TEST -R from $cdev in $cns to
+# $sdev in $sns, N iterations of SIZE octets under a LIMIT s timeout. Sets
+# name and why (sst and cst through pair()); a client that printed no
+# result row is a problem. The row's figures may be inf when perftest could
+# not calibrate its cycle counter (r^2 < 0.9, a busy TCG host): the run is
+# done all the same.
+perf_run() {
+	local t=$1 size=$2 n=$3 limit=$4
+	shift 4
+	name=pt$port why=()
+	pair "$name" "$limit" 0 "$sns" "$cns" \
+		"ib_$t" -R -F "$@" -d "$sdev" -s "$size" -n "$n" -p "$port" \
+		-- "ib_$t" -R -F "$@" -d "$cdev" -s "$size" -n "$n" -p "$port" "$A4"
+	statuses "$limit"
+	need "$tmp/$name.c" "^ *$size +$n +([0-9]|inf|-?nan)" \
+		"the client printed no result row for $size B"
+}
+
 # rping_run CHECK SNS CNS ADDR SIZE [N]: N (1000) verified round trips.
 rping_run() {
 	local check=$1 sns=$2 cns=$3 addr=$4 size=$5 n=${6:-1000} name="rping$port" got
@@ -307,16 +325,7 @@ perftest_matrix() {
 				t_fail "$check" "not run: the 64 B run hung"
 				continue
 			fi
-			name=pt$port why=()
-			pair "$name" 15 0 "$sns" "$cns" \
-				"ib_$t" -R -F -d "$sdev" -s "$size" -n "$n" -p "$port" \
-				-- "ib_$t" -R -F -d "$cdev" -s "$size" -n "$n" -p "$port" "$A4"
-			statuses 15
-			# The result row: #bytes, #iterations, then figures. They
-			# are inf when perftest could not calibrate its cycle
-			# counter (r^2 < 0.9, a busy TCG host): the run is done.
-			need "$tmp/$name.c" "^ *$size +$n +([0-9]|inf|-?nan)" \
-				"the client printed no result row for $size B"
+			perf_run "$t" "$size" "$n" 15
 			grep -Eq "^ *$size +$n +(inf|-?nan)" "$tmp/$name.c" &&
 				t_log "ib_$t $size B: figures are inf (no cycle counter calibration)"
 			verdict "$check" "$name" "${why[@]}"
@@ -337,10 +346,7 @@ walk_capture() {
 		-f "tcp port $port" -w "$cap" >"$tmp/$1.dumpcap" 2>&1 &
 	cpid=$!
 	t_wait "[ -s $cap ] || ! kill -0 $cpid" 30
-	pair "$name" 30 0 "$sns" "$cns" \
-		ib_write_bw -R -F -d "$sdev" -s 65536 -n $n -p "$port" \
-		-- ib_write_bw -R -F -d "$cdev" -s 65536 -n $n -p "$port" "$A4"
-	statuses 30
+	perf_run write_bw 65536 "$n" 30
 	sleep 1
 	kill -INT "$cpid" 2>/dev/null
 	wait "$cpid"
@@ -409,14 +415,8 @@ zero_copy() {
 		for size in 65536 1048576; do
 			n=500
 			[ "$size" = 1048576 ] && n=50
-			name=pt$port why=()
 			z0=$(cnt tx_zerocopy)
-			pair "$name" 60 0 "$sns" "$cns" \
-				"ib_$t" -R -F -d "$sdev" -s "$size" -n "$n" -p "$port" \
-				-- "ib_$t" -R -F -d "$cdev" -s "$size" -n "$n" -p "$port" "$A4"
-			statuses 60
-			need "$tmp/$name.c" "^ *$size +$n +([0-9]|inf|-?nan)" \
-				"the client printed no result row"
+			perf_run "$t" "$size" "$n" 60
 			[ $(($(cnt tx_zerocopy) - z0)) -ge "$n" ] ||
 				why+=("only $(($(cnt tx_zerocopy) - z0)) of $n messages went without a copy")
 			verdict "tx_zerocopy on: ib_$t -R, $size B x$n" "$name" "${why[@]}"
@@ -460,14 +460,8 @@ if command -v ib_write_bw >/dev/null; then
 		# free before that octet goes to TCP. With ORD = IRD = 16 and
 		# Reads always waiting, a late release shows in a few hundred.
 		start=$SECONDS
-		name=pt$port why=()
 		term=$(cnt term_sent)
-		pair "$name" 60 0 "$sns" "$cns" \
-			ib_read_bw -R -F -o 16 -d "$sdev" -s 65536 -n 5000 -p "$port" \
-			-- ib_read_bw -R -F -o 16 -d "$cdev" -s 65536 -n 5000 -p "$port" "$A4"
-		statuses 60
-		need "$tmp/$name.c" "^ *65536 +5000 +([0-9]|inf|-?nan)" \
-			"the client printed no result row"
+		perf_run read_bw 65536 5000 60 -o 16
 		[ "$(cnt term_sent)" = "$term" ] ||
 			why+=("a Terminate was sent ($term -> $(cnt term_sent))")
 		verdict "perftest: ib_read_bw -R -o 16, IRD = ORD, 65536 B x5000" \
