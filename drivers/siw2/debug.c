@@ -10,6 +10,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/percpu.h>
 #include <linux/seq_file.h>
 
 #include "siw2.h"
@@ -28,7 +29,8 @@ static const char *const obj_names[SIW2_OBJ_MAX] = {
 	[SIW2_OBJ_LISTENER] = "listener",
 };
 
-static atomic_long_t counts[SIW2_CNT_MAX];
+/* Per CPU: some count work requests, and must not share a cache line. */
+static DEFINE_PER_CPU(unsigned long [SIW2_CNT_MAX], counts);
 
 static const char *const counter_names[SIW2_CNT_MAX] = {
 	[SIW2_CNT_CONNECT] = "cm_connect",
@@ -71,7 +73,7 @@ void siw2_obj_destroyed(enum siw2_obj obj)
 
 void siw2_count(enum siw2_counter c)
 {
-	atomic_long_inc(&counts[c]);
+	this_cpu_inc(counts[c]);
 }
 
 static int objects_show(struct seq_file *m, void *unused)
@@ -87,11 +89,15 @@ DEFINE_SHOW_ATTRIBUTE(objects);
 
 static int counters_show(struct seq_file *m, void *unused)
 {
-	int i;
+	unsigned long sum;
+	int i, cpu;
 
-	for (i = 0; i < SIW2_CNT_MAX; i++)
-		seq_printf(m, "%s %ld\n", counter_names[i],
-			   atomic_long_read(&counts[i]));
+	for (i = 0; i < SIW2_CNT_MAX; i++) {
+		sum = 0;
+		for_each_possible_cpu(cpu)
+			sum += per_cpu(counts[i], cpu);
+		seq_printf(m, "%s %lu\n", counter_names[i], sum);
+	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(counters);
