@@ -696,8 +696,9 @@ static bool zc_eligible(struct siw2_stream *s, u32 len)
 	u32 i;
 
 	if (!READ_ONCE(tx_zerocopy) || len < SIW2_ZC_MIN_LEN ||
-	    src->inline_data || s->tx.imm_next)
+	    src->inline_data)
 		return false;
+	/* Not WRITE_IMM: it completes after a second message. */
 	if (op != SIW2_OP_WRITE && op != SIW2_OP_SEND &&
 	    op != SIW2_OP_SEND_INV)
 		return false;

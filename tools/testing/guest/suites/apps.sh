@@ -433,7 +433,12 @@ zero_copy() {
 	nsx "$cns" timeout 60 ib_write_bw -R -F -d "$cdev" -s 1048576 -n 100000 \
 		-p "$port" "$A4" >"$tmp/$name.c" 2>&1 &
 	cpid=$!
-	t_wait "[ \$((\$(cnt tx_zerocopy) - z0)) -ge 50 ]" 30
+	if t_wait "[ \$((\$(cnt tx_zerocopy) - z0)) -ge 50 ]" 30; then
+		t_pass "tx_zerocopy on: 50 zero-copy Writes went before the kill"
+	else
+		t_fail "tx_zerocopy on: 50 zero-copy Writes went before the kill" \
+			"$(($(cnt tx_zerocopy) - z0)) in 30 s"
+	fi
 	pkill -9 -x ib_write_bw
 	wait "$spid" "$cpid"
 	port=$((port + 1))
