@@ -12,7 +12,9 @@
 #include <linux/errno.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
+#include <linux/crc32.h>
 #include <linux/crc32c.h>
+#include <linux/cache.h>
 #include <asm/byteorder.h>
 
 #include "mpa.h"
@@ -88,8 +90,17 @@ const char *siw2_mpa_err_str(enum siw2_mpa_err err)
 	return mpa_errs[err].str;
 }
 
+static bool crc_table __read_mostly;
+
+void siw2_mpa_crc_use_table(bool table)
+{
+	WRITE_ONCE(crc_table, table);
+}
+
 u32 siw2_mpa_crc_update(u32 crc, const void *data, size_t len)
 {
+	if (READ_ONCE(crc_table))
+		return __crc32c_le(crc, data, len);
 	return crc32c(crc, data, len);
 }
 

@@ -99,6 +99,13 @@ const char *siw2_mpa_err_str(enum siw2_mpa_err err);
 
 u32 siw2_mpa_crc_update(u32 crc, const void *data, size_t len);
 
+/*
+ * siw2_mpa_crc_update() uses crc32c(), the crypto API's preferred
+ * implementation, unless this switched it to lib/crc32's table-driven
+ * __crc32c_le(). Both compute the same function; crc.c chooses at load.
+ */
+void siw2_mpa_crc_use_table(bool table);
+
 /* The value of the CRC field for a running @crc begun at SIW2_MPA_CRC_SEED. */
 static inline u32 siw2_mpa_crc_final(u32 crc)
 {

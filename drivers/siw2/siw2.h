@@ -384,6 +384,9 @@ void siw2_count(enum siw2_counter c);
 void siw2_debug_init(void);
 void siw2_debug_uninit(void);
 
+/* crc.c */
+void siw2_crc_init(void);
+
 /* device.c */
 int siw2_device_init(void);
 void siw2_device_uninit(void);

@@ -66,19 +66,38 @@ static const u8 rfc3720_read_pdu[48] = {
 	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 
+static u32 crc_by(bool table, u32 crc, const u8 *data, u32 len)
+{
+	siw2_mpa_crc_use_table(table);
+	return siw2_mpa_crc_update(crc, data, len);
+}
+
+/*
+ * Both implementations (crc.c chooses one at load) give @value, whole,
+ * octet by octet, and when one takes over from the other half way.
+ */
 static void crc_vector(struct kunit *test, const u8 *data, u32 len,
 		       u32 value, const u8 *wire, const char *what)
 {
-	u32 crc = siw2_mpa_crc_update(SIW2_MPA_CRC_SEED, data, len);
 	u8 out[SIW2_MPA_CRC_LEN];
-	u32 i;
+	int table;
+	u32 crc, i;
 
-	KUNIT_EXPECT_EQ_MSG(test, siw2_mpa_crc_final(crc), value, "%s", what);
-	crc = SIW2_MPA_CRC_SEED;
-	for (i = 0; i < len; i++)
-		crc = siw2_mpa_crc_update(crc, data + i, 1);
-	KUNIT_EXPECT_EQ_MSG(test, siw2_mpa_crc_final(crc), value,
-			    "%s, octet by octet", what);
+	for (table = 0; table < 2; table++) {
+		crc = crc_by(table, SIW2_MPA_CRC_SEED, data, len);
+		KUNIT_EXPECT_EQ_MSG(test, siw2_mpa_crc_final(crc), value,
+				    "%s, table %d", what, table);
+		crc = SIW2_MPA_CRC_SEED;
+		for (i = 0; i < len; i++)
+			crc = crc_by(table, crc, data + i, 1);
+		KUNIT_EXPECT_EQ_MSG(test, siw2_mpa_crc_final(crc), value,
+				    "%s, octet by octet, table %d", what, table);
+		crc = crc_by(table, SIW2_MPA_CRC_SEED, data, len / 2);
+		crc = crc_by(!table, crc, data + len / 2, len - len / 2);
+		KUNIT_EXPECT_EQ_MSG(test, siw2_mpa_crc_final(crc), value,
+				    "%s, table %d then %d", what, table, !table);
+	}
+	siw2_mpa_crc_use_table(false);
 	siw2_mpa_crc_put(out, value);
 	expect_mem(test, out, wire, sizeof(out), what);
 }

@@ -47,6 +47,9 @@ BENCH_SYSTEMS=(
 	# Zero-copy transmit (tx_zerocopy, off by default): Sends and Writes
 	# of 16 KiB or more from user memory go to TCP by page reference.
 	"siw2-zc|rdma|off on|siw2_setup mod:tx_zerocopy=Y|siw2_teardown|siw2, zero-copy transmit (tx_zerocopy)"
+	# MPA CRCs by crc32c() instead of the implementation siw2 timed
+	# fastest at load (module parameter mpa_crc_impl); CRC on only.
+	"siw2-crclib|rdma|on|siw2_setup mod:mpa_crc_impl=lib|siw2_teardown|siw2, CRC32c by crc32c() (mpa_crc_impl=lib)"
 	"siw|rdma|off on|siw_setup|siw_teardown|upstream siw (Debian's linux-source, out of tree)"
 	"rxe|rdma|-|rxe_setup|rxe_teardown|rdma_rxe (RoCEv2; ICRC always on)"
 	"tcp|tcp|-|true|true|kernel TCP (iperf3 one stream; tcp_pp ping-pong)"

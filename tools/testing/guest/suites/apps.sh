@@ -8,7 +8,8 @@
 # rdma_server/rdma_client and riostream (rsockets), and perftest over the
 # rdma_cm (-R): RDMA Write, Read and Send, bandwidth and latency, 64 B,
 # 4 KiB and 1 MiB, with MPA CRC on and off, and Reads kept at the IRD;
-# FPDU sizes on the wire with mpa_large_fpdu off and on. Then no QP, CQ,
+# FPDU sizes on the wire with mpa_large_fpdu off and on; both CRC32c
+# implementations (mpa_crc_impl), switched under traffic. Then no QP, CQ,
 # MR, PD, endpoint or listener is left (/sys/kernel/debug/siw2).
 #
 # Every tool runs under timeout(1): a hang costs its limit, and a
@@ -49,6 +50,8 @@ cleanup() {
 		echo N >/sys/module/siw2/parameters/mpa_large_fpdu
 	[ -w /sys/module/siw2/parameters/tx_zerocopy ] &&
 		echo N >/sys/module/siw2/parameters/tx_zerocopy
+	[ -w /sys/module/siw2/parameters/mpa_crc_impl ] &&
+		echo auto >/sys/module/siw2/parameters/mpa_crc_impl
 	ip netns del ap1 2>/dev/null
 	ip netns del ap2 2>/dev/null
 	ip link del ad0 2>/dev/null
@@ -448,6 +451,44 @@ zero_copy() {
 	t_log "zero-copy transmit: $((SECONDS - start)) s"
 }
 
+# mpa_crc_impl: both CRC32c implementations carry verified traffic, and
+# switching between them on live connections is safe (both compute the
+# same CRC): verified rpings while a loop flips the parameter, then
+# perftest Writes, Reads and Sends under each. A wrong CRC would end a
+# connection with a Terminate.
+crc_impls() {
+	local impl=/sys/module/siw2/parameters/mpa_crc_impl flip t v term
+	local start=$SECONDS
+	local -a why
+	t_match "mpa_crc_impl reads back lib or table" '^(lib|table)$' \
+		"$(cat "$impl")"
+	t_refused "mpa_crc_impl refuses an unknown implementation" \
+		sh -c "echo bogus >$impl"
+	term=$(cnt term_sent)
+	(while :; do echo lib >"$impl"; echo table >"$impl"; done) &
+	flip=$!
+	rping_run "mpa_crc_impl flipping: rping, $where, 65000 B x200 verified" \
+		"$sns" "$cns" "$A4" 65000 200
+	rping_run "mpa_crc_impl flipping: rping, $where, 1000 B x1000 verified" \
+		"$sns" "$cns" "$A4" 1000
+	kill "$flip"
+	wait "$flip" 2>/dev/null
+	for v in lib table; do
+		echo "$v" >"$impl"
+		t_eq "mpa_crc_impl set to $v" "$v" "$(cat "$impl")"
+		for t in write_bw read_bw send_bw; do
+			perf_run "$t" 65536 500 60
+			verdict "mpa_crc_impl=$v: ib_$t -R, 65536 B x500" \
+				"$name" "${why[@]}"
+		done
+	done
+	t_eq "mpa_crc_impl: no Terminate was sent" "$term" "$(cnt term_sent)"
+	echo auto >"$impl"
+	t_match "mpa_crc_impl auto chose lib or table" '^(lib|table)$' \
+		"$(cat "$impl")"
+	t_log "CRC32c implementations: $((SECONDS - start)) s"
+}
+
 if command -v ib_write_bw >/dev/null; then
 	start=$SECONDS
 	if [ -z "$ref" ]; then
@@ -474,6 +515,7 @@ if command -v ib_write_bw >/dev/null; then
 		t_log "ib_read_bw at the IRD: $((SECONDS - start)) s"
 		large_fpdus
 		zero_copy
+		crc_impls
 	else
 		perftest_matrix default
 		t_log "perftest: $((SECONDS - start)) s"
