@@ -92,9 +92,63 @@ const char *siw2_mpa_err_str(enum siw2_mpa_err err)
 
 static bool crc_table __read_mostly;
 
+/* Slice by 8: tab[k][b] is the CRC register after b and then k zeroes. */
+static u32 crc_tab[8][256] __read_mostly;
+static bool crc_tab_built;
+
+#define CRC32C_POLY_REFLECTED 0x82f63b78U
+
+static void crc_tab_build(void)
+{
+	u32 b, k, bit, r;
+
+	for (b = 0; b < 256; b++) {
+		r = b;
+		for (bit = 0; bit < 8; bit++)
+			r = r >> 1 ^ (r & 1 ? CRC32C_POLY_REFLECTED : 0);
+		crc_tab[0][b] = r;
+	}
+	for (k = 1; k < 8; k++)
+		for (b = 0; b < 256; b++) {
+			r = crc_tab[k - 1][b];
+			crc_tab[k][b] = r >> 8 ^ crc_tab[0][r & 0xff];
+		}
+	crc_tab_built = true;
+}
+
+/*
+ * Called at load and from the module parameter's setter, which the
+ * kernel serialises; the tables are built before the first reader can
+ * see the table implementation chosen.
+ */
 void siw2_mpa_crc_use_table(bool table)
 {
+	if (table && !crc_tab_built)
+		crc_tab_build();
 	WRITE_ONCE(crc_table, table);
+}
+
+u32 siw2_mpa_crc_copy(u32 crc, void *dst, const void *src, size_t len)
+{
+	const u8 *s = src;
+	u8 *d = dst;
+	__le64 word;
+	u64 w;
+
+	for (; len >= 8; len -= 8, s += 8, d += 8) {
+		memcpy(&word, s, sizeof(word));
+		memcpy(d, &word, sizeof(word));
+		w = le64_to_cpu(word) ^ crc;
+		crc = crc_tab[7][w & 0xff] ^ crc_tab[6][w >> 8 & 0xff] ^
+		      crc_tab[5][w >> 16 & 0xff] ^ crc_tab[4][w >> 24 & 0xff] ^
+		      crc_tab[3][w >> 32 & 0xff] ^ crc_tab[2][w >> 40 & 0xff] ^
+		      crc_tab[1][w >> 48 & 0xff] ^ crc_tab[0][w >> 56];
+	}
+	for (; len; len--, s++, d++) {
+		*d = *s;
+		crc = crc >> 8 ^ crc_tab[0][(crc ^ *s) & 0xff];
+	}
+	return crc;
 }
 
 u32 siw2_mpa_crc_update(u32 crc, const void *data, size_t len)
@@ -174,6 +228,23 @@ static void rx_fold(struct siw2_mpa_rx *rx, const u8 *p, u32 n)
 {
 	if (rx->check_crc)
 		rx->crc = siw2_mpa_crc_update(rx->crc, p, n);
+}
+
+bool siw2_mpa_rx_fold_by_caller(struct siw2_mpa_rx *rx)
+{
+	rx->caller_folds = rx->check_crc && READ_ONCE(crc_table);
+	return rx->caller_folds;
+}
+
+void siw2_mpa_rx_fold(struct siw2_mpa_rx *rx, const u8 *p, u32 n)
+{
+	if (rx->caller_folds)
+		rx->crc = siw2_mpa_crc_update(rx->crc, p, n);
+}
+
+u32 *siw2_mpa_rx_crc_sink(struct siw2_mpa_rx *rx)
+{
+	return rx->caller_folds ? &rx->crc : NULL;
 }
 
 static size_t rx_fail(struct siw2_mpa_rx *rx, enum siw2_mpa_err err,
@@ -310,7 +381,9 @@ size_t siw2_mpa_rx(struct siw2_mpa_rx *rx, const u8 *buf, size_t len,
 			break;
 		case FPDU_DATA:
 			n = min(n, rx->ulpdu_len - rx->ulpdu_off);
-			rx_fold(rx, p, n);
+			/* The caller folds what it is handed, not what marker_bad keeps. */
+			if (!rx->caller_folds || rx->marker_bad)
+				rx_fold(rx, p, n);
 			rx->pos += n;
 			used += n;
 			rx->ulpdu_off += n;

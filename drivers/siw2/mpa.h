@@ -106,6 +106,14 @@ u32 siw2_mpa_crc_update(u32 crc, const void *data, size_t len);
  */
 void siw2_mpa_crc_use_table(bool table);
 
+/*
+ * Copies @len octets from @src to @dst and returns @crc continued over
+ * them: one pass instead of a copy and a CRC pass, for the receiver that
+ * must do both. Table-driven (slice by 8), so worth it only where the
+ * table implementation was chosen: see siw2_mpa_rx_fold_by_caller().
+ */
+u32 siw2_mpa_crc_copy(u32 crc, void *dst, const void *src, size_t len);
+
 /* The value of the CRC field for a running @crc begun at SIW2_MPA_CRC_SEED. */
 static inline u32 siw2_mpa_crc_final(u32 crc)
 {
@@ -169,6 +177,7 @@ struct siw2_mpa_rx {
 	u8 marker[SIW2_MPA_MARKER_LEN];
 	bool markers;		/* the peer inserts Markers (our M bit) */
 	bool check_crc;
+	bool caller_folds;	/* see siw2_mpa_rx_fold_by_caller() */
 	bool marker_bad;	/* FPDUPTR mismatch seen; CRC decides the code */
 	enum siw2_mpa_err err;	/* latched, RFC 5044 8 */
 };
@@ -189,6 +198,24 @@ void siw2_mpa_rx_init(struct siw2_mpa_rx *rx, bool markers, bool crc);
  */
 size_t siw2_mpa_rx(struct siw2_mpa_rx *rx, const u8 *buf, size_t len,
 		   struct siw2_mpa_rx_ev *ev);
+
+/*
+ * Leaves the CRC of DATA spans to the caller, who can then fold it in the
+ * pass that copies the payload (siw2_mpa_crc_copy() into the value that
+ * siw2_mpa_rx_crc_sink() points at). Every octet of a DATA span must then
+ * be folded, in order, by siw2_mpa_rx_fold() or by such a copy before the
+ * next siw2_mpa_rx() call. Call right after siw2_mpa_rx_init(). Does
+ * nothing, and returns false, when CRCs are off or the table
+ * implementation is not in use (a copy fused with a CRC instruction pass
+ * would not beat the two passes).
+ */
+bool siw2_mpa_rx_fold_by_caller(struct siw2_mpa_rx *rx);
+
+/* Folds DATA octets into the CRC, if the caller folds; else nothing. */
+void siw2_mpa_rx_fold(struct siw2_mpa_rx *rx, const u8 *p, u32 n);
+
+/* The running CRC a fused copy continues, or NULL if the caller folds not. */
+u32 *siw2_mpa_rx_crc_sink(struct siw2_mpa_rx *rx);
 
 /* ---- Transmit ---- */
 

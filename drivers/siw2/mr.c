@@ -34,6 +34,7 @@
 #include <rdma/ib_umem.h>
 
 #include "siw2.h"
+#include "mpa.h"
 #include "rdmap.h"
 
 /* Access rights siw2 knows; IB_ACCESS_HUGETLB and RO are only hints. */
@@ -548,17 +549,20 @@ static int range_check(struct siw2_mr *mr, u64 addr, u64 len)
 }
 
 /**
- * siw2_mr_copy_to() - write into a held MR
+ * siw2_mr_copy_to_crc() - write into a held MR, folding a CRC on the way
  * @mr: the MR, found by siw2_mr_lookup() with the rights the write needs
  * @addr: first address written
  * @src: the data
  * @len: octets
+ * @crc: NULL for a plain copy, else a running CRC32c continued over @src
+ *	 in the same pass (siw2_mpa_crc_copy()); undefined after an error
  *
  * Any context.
  *
  * Return: 0, -ERANGE outside the region, -EFAULT for unmapped memory.
  */
-int siw2_mr_copy_to(struct siw2_mr *mr, u64 addr, const void *src, u64 len)
+int siw2_mr_copy_to_crc(struct siw2_mr *mr, u64 addr, const void *src,
+			u64 len, u32 *crc)
 {
 	struct mr_loc l;
 	unsigned int n;
@@ -575,18 +579,34 @@ int siw2_mr_copy_to(struct siw2_mr *mr, u64 addr, const void *src, u64 len)
 		if (ret)
 			return ret;
 		n = min_t(u64, len, l.len);
-		if (l.va) {
-			memcpy(l.va, src, n);
-		} else {
-			dst = kmap_local_page(l.page);
-			memcpy(dst + l.off, src, n);
+		dst = l.va ? l.va : kmap_local_page(l.page) + l.off;
+		if (crc)
+			*crc = siw2_mpa_crc_copy(*crc, dst, src, n);
+		else
+			memcpy(dst, src, n);
+		if (!l.va)
 			kunmap_local(dst);
-		}
 		addr += n;
 		src += n;
 		len -= n;
 	}
 	return 0;
+}
+
+/**
+ * siw2_mr_copy_to() - write into a held MR
+ * @mr: the MR, found by siw2_mr_lookup() with the rights the write needs
+ * @addr: first address written
+ * @src: the data
+ * @len: octets
+ *
+ * Any context.
+ *
+ * Return: 0, -ERANGE outside the region, -EFAULT for unmapped memory.
+ */
+int siw2_mr_copy_to(struct siw2_mr *mr, u64 addr, const void *src, u64 len)
+{
+	return siw2_mr_copy_to_crc(mr, addr, src, len, NULL);
 }
 
 /**

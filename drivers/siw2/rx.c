@@ -229,8 +229,24 @@ static u32 seg_begin(struct siw2_stream *s)
 
 /* ---- placement ---- */
 
-/* Places Send payload at message offset @mo into the RQE's scatter list. */
-static int place_rqe(struct siw2_stream *s, u32 mo, const u8 *data, u32 len)
+/*
+ * Folds the current DATA span's octets before @end into the FPDU's CRC,
+ * where the stream folds them itself (siw2_mpa_rx_fold_by_caller()).
+ */
+static void fold_to(struct siw2_stream_rx *rx, const u8 *end)
+{
+	if (end > rx->folded) {
+		siw2_mpa_rx_fold(&rx->mpa, rx->folded, end - rx->folded);
+		rx->folded = end;
+	}
+}
+
+/*
+ * Places Send payload at message offset @mo into the RQE's scatter list,
+ * continuing @crc over it unless that is NULL.
+ */
+static int place_rqe(struct siw2_stream *s, u32 mo, const u8 *data, u32 len,
+		     u32 *crc)
 {
 	struct siw2_stream_rx *rx = &s->rx;
 	const struct siw2_sge *sge;
@@ -257,7 +273,8 @@ static int place_rqe(struct siw2_stream *s, u32 mo, const u8 *data, u32 len)
 				return -EACCES;
 		}
 		n = min(len, sge->length - off);
-		ret = siw2_mr_copy_to(rx->sge_mr, sge->addr + off, data, n);
+		ret = siw2_mr_copy_to_crc(rx->sge_mr, sge->addr + off, data,
+					  n, crc);
 		if (ret)
 			return ret;
 		data += n;
@@ -268,23 +285,37 @@ static int place_rqe(struct siw2_stream *s, u32 mo, const u8 *data, u32 len)
 	return 0;
 }
 
+/*
+ * Copies a payload span to its place and, where the stream folds the CRC
+ * itself, folds it in the same pass. What is not placed here (headers,
+ * skipped payload) rx_bytes() folds after the span.
+ */
 static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 {
 	struct siw2_stream_rx *rx = &s->rx;
+	u32 *crc;
 	int ret;
 
 	if (rx->skip)
 		return;
+	crc = siw2_mpa_rx_crc_sink(&rx->mpa);
+	if (crc)
+		fold_to(rx, ev->data);
 	switch (rx->cls) {
 	case SIW2_CLASS_WRITE:
 	case SIW2_CLASS_READ_RESP:
-		ret = siw2_mr_copy_to(rx->mr, rx->to + ev->off, ev->data,
-				      ev->len);
+		ret = siw2_mr_copy_to_crc(rx->mr, rx->to + ev->off, ev->data,
+					  ev->len, crc);
 		if (ret)
 			rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
+		else if (crc)
+			rx->folded = ev->data + ev->len;
 		return;
 	case SIW2_CLASS_SEND:
-		ret = place_rqe(s, rx->hdr.mo + ev->off, ev->data, ev->len);
+		ret = place_rqe(s, rx->hdr.mo + ev->off, ev->data, ev->len,
+				crc);
+		if (!ret && crc)
+			rx->folded = ev->data + ev->len;
 		if (ret) {
 			/* The receive's own memory failed: a local error. */
 			rqe_complete(s, IB_WC_LOC_PROT_ERR, SIW2_WC_RECV, 0,
@@ -694,12 +725,15 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 		len -= n;
 		switch (mev.type) {
 		case SIW2_MPA_RX_DATA:
+			rx->folded = mev.data;
 			siw2_ddp_rx_span(&rx->ddp, mev.data, mev.len,
 					 mev.offset, mev.ulpdu_len);
 			while (!rx->dead && !rx->pending &&
 			       siw2_ddp_rx_next(&rx->ddp, &dev) !=
 			       SIW2_DDP_EV_NONE)
 				ddp_event(s, &dev);
+			/* Before the next siw2_mpa_rx() call, as it asks. */
+			fold_to(rx, mev.data + mev.len);
 			break;
 		case SIW2_MPA_RX_END:
 			if (rx->pending) {

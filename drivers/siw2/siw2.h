@@ -498,6 +498,8 @@ enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
 enum siw2_mr_fault siw2_mr_fast_reg(struct siw2_device *sdev, u32 stag,
 				    struct ib_pd *pd, int access);
 int siw2_mr_copy_to(struct siw2_mr *mr, u64 addr, const void *src, u64 len);
+int siw2_mr_copy_to_crc(struct siw2_mr *mr, u64 addr, const void *src,
+			u64 len, u32 *crc);
 int siw2_mr_copy_from(struct siw2_mr *mr, u64 addr, void *dst, u64 len);
 bool siw2_mr_user(const struct siw2_mr *mr);
 int siw2_mr_page(struct siw2_mr *mr, u64 addr, struct page **page,

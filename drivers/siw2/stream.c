@@ -122,6 +122,7 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	for (qn = 0; qn < SIW2_QN_COUNT; qn++)
 		s->tx.msn[qn] = 1;	/* RFC 5041 4.3 */
 	siw2_mpa_rx_init(&s->rx.mpa, conn->rx_markers, conn->crc);
+	siw2_mpa_rx_fold_by_caller(&s->rx.mpa);
 	siw2_mpa_tx_init(&s->tx.mpa, conn->tx_markers, conn->crc);
 	siw2_ddp_rx_init(&s->rx.ddp, true);
 	/* RFC 5044 7.1.2 rule 4: the responder waits for the first FPDU. */

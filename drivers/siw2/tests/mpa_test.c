@@ -79,7 +79,7 @@ static u32 crc_by(bool table, u32 crc, const u8 *data, u32 len)
 static void crc_vector(struct kunit *test, const u8 *data, u32 len,
 		       u32 value, const u8 *wire, const char *what)
 {
-	u8 out[SIW2_MPA_CRC_LEN];
+	u8 out[SIW2_MPA_CRC_LEN], copy[64];
 	int table;
 	u32 crc, i;
 
@@ -98,6 +98,12 @@ static void crc_vector(struct kunit *test, const u8 *data, u32 len,
 				    "%s, table %d then %d", what, table, !table);
 	}
 	siw2_mpa_crc_use_table(false);
+	/* The fused copy (its tables were built above) computes it too. */
+	KUNIT_ASSERT_LE(test, len, (u32)sizeof(copy));
+	crc = siw2_mpa_crc_copy(SIW2_MPA_CRC_SEED, copy, data, len);
+	KUNIT_EXPECT_EQ_MSG(test, siw2_mpa_crc_final(crc), value,
+			    "%s, fused copy", what);
+	expect_mem(test, copy, data, len, what);
 	siw2_mpa_crc_put(out, value);
 	expect_mem(test, out, wire, sizeof(out), what);
 }
@@ -186,6 +192,46 @@ static void sink_reset(struct sink *sk)
  * Feeds @len octets to @rx in chunks of 1..@maxchunk octets (random if
  * @r, fixed otherwise; 0: all at once), checking the span rules.
  */
+/*
+ * A DATA span into the sink. A receiver that folds the CRC itself folds
+ * the first octets alone and copies the rest in the fused pass, as the
+ * stream does with a header in front of its payload.
+ */
+static void sink_data(struct siw2_mpa_rx *rx, struct sink *sk,
+		      const struct siw2_mpa_rx_ev *ev)
+{
+	u32 *crc = siw2_mpa_rx_crc_sink(rx);
+	u8 *to = sk->out + sk->len;
+	u32 head;
+
+	if (!crc) {
+		memcpy(to, ev->data, ev->len);
+		return;
+	}
+	head = min(ev->len, 3U);
+	memcpy(to, ev->data, head);
+	siw2_mpa_rx_fold(rx, ev->data, head);
+	*crc = siw2_mpa_crc_copy(*crc, to + head, ev->data + head,
+				 ev->len - head);
+}
+
+/*
+ * siw2_mpa_rx_init(), and with @fused the receiver folds DATA CRCs itself
+ * (which it may only while the table implementation is chosen; the
+ * choice changing later does not matter).
+ */
+static void rx_start(struct kunit *test, struct siw2_mpa_rx *rx,
+		     bool markers, bool crc, bool fused)
+{
+	siw2_mpa_rx_init(rx, markers, crc);
+	KUNIT_EXPECT_FALSE(test, siw2_mpa_rx_fold_by_caller(rx));
+	if (!fused)
+		return;
+	siw2_mpa_crc_use_table(true);
+	KUNIT_EXPECT_EQ(test, siw2_mpa_rx_fold_by_caller(rx), crc);
+	siw2_mpa_crc_use_table(false);
+}
+
 static void feed(struct kunit *test, struct siw2_mpa_rx *rx, const u8 *buf,
 		 size_t len, struct prng *r, u32 maxchunk, struct sink *sk)
 {
@@ -214,7 +260,7 @@ static void feed(struct kunit *test, struct siw2_mpa_rx *rx, const u8 *buf,
 						  ev.ulpdu_len);
 				KUNIT_ASSERT_TRUE(test, sk->len + ev.len <=
 						  sk->cap);
-				memcpy(sk->out + sk->len, ev.data, ev.len);
+				sink_data(rx, sk, &ev);
 				sk->len += ev.len;
 				sk->off += ev.len;
 				sk->spans++;
@@ -449,6 +495,18 @@ static void mpa_test_framing_splits(struct kunit *test)
 			siw2_mpa_rx_init(&rx, markers, crc);
 			feed(test, &rx, s->wire, s->wlen, &split, 7, sk);
 			expect_stream(test, s, sk, "small random split");
+
+			sink_reset(sk);
+			rx_start(test, &rx, markers, crc, true);
+			feed(test, &rx, s->wire, s->wlen, &split, 7, sk);
+			expect_stream(test, s, sk, "fused CRC, small random split");
+			KUNIT_EXPECT_EQ(test, sk->err, SIW2_MPA_OK);
+
+			sink_reset(sk);
+			rx_start(test, &rx, markers, crc, true);
+			feed(test, &rx, s->wire, s->wlen, NULL, 0, sk);
+			expect_stream(test, s, sk, "fused CRC, whole");
+			KUNIT_EXPECT_EQ(test, sk->err, SIW2_MPA_OK);
 		}
 	}
 }
@@ -642,17 +700,20 @@ static void fix_crc(u8 *wire, size_t n)
 	siw2_mpa_crc_put(wire + n - 4, siw2_mpa_crc_final(crc));
 }
 
+/* rx_one()'s receiver folds DATA CRCs itself (rx_start()). */
+static bool rx_one_fused;
+
 static void rx_one(struct kunit *test, bool markers, bool crc, const u8 *wire,
 		   size_t n, struct sink *sk)
 {
 	struct siw2_mpa_rx rx;
 
 	sink_reset(sk);
-	siw2_mpa_rx_init(&rx, markers, crc);
+	rx_start(test, &rx, markers, crc, rx_one_fused);
 	feed(test, &rx, wire, n, NULL, 0, sk);
 }
 
-static void mpa_test_crc_errors(struct kunit *test)
+static void crc_errors(struct kunit *test)
 {
 	u8 *payload = zalloc(test, 700);
 	u8 *wire = zalloc(test, 800);
@@ -716,7 +777,17 @@ static void mpa_test_crc_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ev.err, SIW2_MPA_ERR_CRC);
 }
 
-static void mpa_test_marker_errors(struct kunit *test)
+/* Whether the MPA layer or the receiver folds the DATA octets. */
+static void mpa_test_crc_errors(struct kunit *test)
+{
+	rx_one_fused = false;
+	crc_errors(test);
+	rx_one_fused = true;
+	crc_errors(test);
+	rx_one_fused = false;
+}
+
+static void marker_errors(struct kunit *test)
 {
 	u8 *payload = zalloc(test, 700);
 	u8 *wire = zalloc(test, 800);
@@ -768,6 +839,15 @@ static void mpa_test_marker_errors(struct kunit *test)
 	n = build_one(test, false, false, 0, 20, payload, wire, 800);
 	rx_one(test, true, false, wire, n, sk);
 	KUNIT_EXPECT_EQ(test, sk->err, SIW2_MPA_ERR_MARKER);
+}
+
+static void mpa_test_marker_errors(struct kunit *test)
+{
+	rx_one_fused = false;
+	marker_errors(test);
+	rx_one_fused = true;
+	marker_errors(test);
+	rx_one_fused = false;
 }
 
 static void mpa_test_tx_api(struct kunit *test)
