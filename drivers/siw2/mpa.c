@@ -15,6 +15,7 @@
 #include <linux/crc32.h>
 #include <linux/crc32c.h>
 #include <linux/cache.h>
+#include <asm/barrier.h>
 #include <asm/byteorder.h>
 
 #include "mpa.h"
@@ -118,14 +119,15 @@ static void crc_tab_build(void)
 
 /*
  * Called at load and from the module parameter's setter, which the
- * kernel serialises; the tables are built before the first reader can
- * see the table implementation chosen.
+ * kernel serialises. The release pairs with siw2_mpa_rx_fold_by_caller():
+ * a stream that sees the table implementation chosen sees the tables.
  */
 void siw2_mpa_crc_use_table(bool table)
 {
 	if (table && !crc_tab_built)
 		crc_tab_build();
-	WRITE_ONCE(crc_table, table);
+	/* The tables before the flag: see siw2_mpa_rx_fold_by_caller(). */
+	smp_store_release(&crc_table, table);
 }
 
 u32 siw2_mpa_crc_copy(u32 crc, void *dst, const void *src, size_t len)
@@ -232,7 +234,8 @@ static void rx_fold(struct siw2_mpa_rx *rx, const u8 *p, u32 n)
 
 bool siw2_mpa_rx_fold_by_caller(struct siw2_mpa_rx *rx)
 {
-	rx->caller_folds = rx->check_crc && READ_ONCE(crc_table);
+	/* Pairs with siw2_mpa_crc_use_table(): the flag, then the tables. */
+	rx->caller_folds = rx->check_crc && smp_load_acquire(&crc_table);
 	return rx->caller_folds;
 }
 

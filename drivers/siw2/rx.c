@@ -306,26 +306,22 @@ static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	case SIW2_CLASS_READ_RESP:
 		ret = siw2_mr_copy_to_crc(rx->mr, rx->to + ev->off, ev->data,
 					  ev->len, crc);
-		if (ret)
-			rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
-		else if (crc)
-			rx->folded = ev->data + ev->len;
-		return;
+		break;
 	case SIW2_CLASS_SEND:
 		ret = place_rqe(s, rx->hdr.mo + ev->off, ev->data, ev->len,
 				crc);
-		if (!ret && crc)
-			rx->folded = ev->data + ev->len;
-		if (ret) {
-			/* The receive's own memory failed: a local error. */
+		/* The receive's own memory failed: a local error. */
+		if (ret)
 			rqe_complete(s, IB_WC_LOC_PROT_ERR, SIW2_WC_RECV, 0,
 				     0, 0);
-			rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
-		}
-		return;
+		break;
 	default:
 		return;
 	}
+	if (ret)
+		rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
+	else if (crc)
+		rx->folded = ev->data + ev->len;
 }
 
 /* ---- segment end: delivery ---- */
