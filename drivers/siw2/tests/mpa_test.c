@@ -777,14 +777,19 @@ static void crc_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ev.err, SIW2_MPA_ERR_CRC);
 }
 
-/* Whether the MPA layer or the receiver folds the DATA octets. */
-static void mpa_test_crc_errors(struct kunit *test)
+/* Runs @body with the MPA layer folding DATA CRCs, then the receiver. */
+static void both_folders(struct kunit *test, void (*body)(struct kunit *))
 {
 	rx_one_fused = false;
-	crc_errors(test);
+	body(test);
 	rx_one_fused = true;
-	crc_errors(test);
+	body(test);
 	rx_one_fused = false;
+}
+
+static void mpa_test_crc_errors(struct kunit *test)
+{
+	both_folders(test, crc_errors);
 }
 
 static void marker_errors(struct kunit *test)
@@ -843,11 +848,7 @@ static void marker_errors(struct kunit *test)
 
 static void mpa_test_marker_errors(struct kunit *test)
 {
-	rx_one_fused = false;
-	marker_errors(test);
-	rx_one_fused = true;
-	marker_errors(test);
-	rx_one_fused = false;
+	both_folders(test, marker_errors);
 }
 
 static void mpa_test_tx_api(struct kunit *test)
