@@ -30,7 +30,7 @@
 #define PROBE_ROUNDS	3
 
 static bool impl_table;		/* what siw2_mpa_crc_use_table() was told */
-static bool impl_set_by_param;	/* the parameter chose before init ran */
+static bool impl_set_by_param;	/* init keeps a choice given at load */
 
 static u32 crc_of(bool table, u32 crc, const u8 *buf, size_t len)
 {

@@ -214,7 +214,7 @@ bool siw2_mpa_rx_fold_by_caller(struct siw2_mpa_rx *rx);
 /* Folds DATA octets into the CRC, if the caller folds; else nothing. */
 void siw2_mpa_rx_fold(struct siw2_mpa_rx *rx, const u8 *p, u32 n);
 
-/* The running CRC a fused copy continues, or NULL if the caller folds not. */
+/* The running CRC a fused copy continues; NULL if the MPA layer folds. */
 u32 *siw2_mpa_rx_crc_sink(struct siw2_mpa_rx *rx);
 
 /* ---- Transmit ---- */

@@ -189,10 +189,6 @@ static void sink_reset(struct sink *sk)
 }
 
 /*
- * Feeds @len octets to @rx in chunks of 1..@maxchunk octets (random if
- * @r, fixed otherwise; 0: all at once), checking the span rules.
- */
-/*
  * A DATA span into the sink. A receiver that folds the CRC itself folds
  * the first octets alone and copies the rest in the fused pass, as the
  * stream does with a header in front of its payload.
@@ -232,6 +228,10 @@ static void rx_start(struct kunit *test, struct siw2_mpa_rx *rx,
 	siw2_mpa_crc_use_table(false);
 }
 
+/*
+ * Feeds @len octets to @rx in chunks of 1..@maxchunk octets (random if
+ * @r, fixed otherwise; 0: all at once), checking the span rules.
+ */
 static void feed(struct kunit *test, struct siw2_mpa_rx *rx, const u8 *buf,
 		 size_t len, struct prng *r, u32 maxchunk, struct sink *sk)
 {
