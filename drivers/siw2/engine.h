@@ -200,6 +200,7 @@ struct siw2_stream {
 	struct list_head zc_list;	/* zcopy.c's zc_lock */
 	struct mutex tx_mutex;	/* see above */
 	struct work_struct tx_work;
+	int tx_cpu;		/* where tx_work runs; see tx.c */
 	struct work_struct close_work;
 	struct siw2_stream_tx tx;
 	struct siw2_stream_rx rx;
@@ -249,6 +250,7 @@ void siw2_stream_uninit(void);
 /* tx.c */
 void siw2_tx_kick(struct siw2_stream *s);
 void siw2_tx_kick_async(struct siw2_stream *s);
+void siw2_tx_resume(struct siw2_stream *s);
 void siw2_tx_close(struct siw2_stream *s);
 void siw2_tx_work(struct work_struct *work);
 void siw2_tx_retire(struct siw2_stream *s);

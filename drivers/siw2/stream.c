@@ -37,10 +37,8 @@ static void stream_notify(struct siw2_sock_cb *cb, unsigned int events)
 
 	if (events & SIW2_SOCK_READ)
 		siw2_rx_data_ready(s);
-	if (events & SIW2_SOCK_WRITE) {
-		set_bit(SIW2_S_TX_PENDING, &s->flags);
-		queue_work(siw2_tx_wq, &s->tx_work);
-	}
+	if (events & SIW2_SOCK_WRITE)
+		siw2_tx_resume(s);
 	if (events & SIW2_SOCK_STATE) {
 		state = READ_ONCE(sk->sk_state);
 		if (state == TCP_ESTABLISHED)
@@ -116,6 +114,7 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	INIT_LIST_HEAD(&s->zc_list);
 	mutex_init(&s->tx_mutex);
 	INIT_WORK(&s->tx_work, siw2_tx_work);
+	s->tx_cpu = WORK_CPU_UNBOUND;
 	INIT_WORK(&s->close_work, close_work);
 	s->cb.notify = stream_notify;
 

@@ -11,6 +11,13 @@
  * holds tx_mutex is the engine; a kick that finds it taken leaves the
  * pending bit, which the holder checks before it lets go.
  *
+ * Where the work item runs. A kick remembers its CPU (tx_cpu), and the
+ * work item always runs there: on the CPU of the application that posted,
+ * or of the receive path that queued a Read Response. TCP announces room
+ * (write_space) wherever it freed its buffers: where the peer's ACK was
+ * processed, or, over a veth, where the receiving end let go of the data.
+ * Following that would move the sender's work to the receiver's CPU.
+ *
  * What goes out, in order of priority at each message boundary: the RTR
  * of a peer-to-peer initiator before anything else (RFC 6581 9.2), then
  * Read Responses in the order their Requests arrived (RFC 5040 5.2), then
@@ -927,8 +934,7 @@ static void tx_round(struct siw2_stream *s)
 			if (!test_bit(SIW2_S_TX_ALLOWED, &s->flags))
 				return;
 			if (!budget--) {
-				set_bit(SIW2_S_TX_PENDING, &s->flags);
-				queue_work(siw2_tx_wq, &s->tx_work);
+				siw2_tx_resume(s);
 				return;
 			}
 			if (!next_msg(s))
@@ -980,17 +986,37 @@ void siw2_tx_work(struct work_struct *work)
 void siw2_tx_kick(struct siw2_stream *s)
 {
 	might_sleep();
+	WRITE_ONCE(s->tx_cpu, raw_smp_processor_id());
 	set_bit(SIW2_S_TX_PENDING, &s->flags);
 	/* The bit before the trylock; pairs with tx_run()'s smp_mb(). */
 	smp_mb__after_atomic();
 	tx_run(s);
 }
 
-/* Any context: the engine runs on the workqueue. */
+/* Any context: the engine runs on the workqueue, on this CPU. */
 void siw2_tx_kick_async(struct siw2_stream *s)
 {
+	WRITE_ONCE(s->tx_cpu, raw_smp_processor_id());
 	set_bit(SIW2_S_TX_PENDING, &s->flags);
 	queue_work(siw2_tx_wq, &s->tx_work);
+}
+
+/**
+ * siw2_tx_resume() - let the engine go on where it was last kicked
+ * @s: the stream
+ *
+ * Context: any. For the socket's write_space and for an engine that used
+ * up its budget. The work item runs on tx_cpu, or here should that CPU
+ * have gone offline.
+ */
+void siw2_tx_resume(struct siw2_stream *s)
+{
+	int cpu = READ_ONCE(s->tx_cpu);
+
+	if (cpu != WORK_CPU_UNBOUND && !cpu_online(cpu))
+		cpu = WORK_CPU_UNBOUND;
+	set_bit(SIW2_S_TX_PENDING, &s->flags);
+	queue_work_on(cpu, siw2_tx_wq, &s->tx_work);
 }
 
 /**

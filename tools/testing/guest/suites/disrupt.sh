@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Connections that end badly: one side killed in the middle of a transfer,
-# the netdev deleted under live QPs, the module unloaded while connections
-# are open. Between network namespaces d1 (192.0.2.1) and d2 (.2) joined
+# Connections that end badly, or see their machine change: one side killed
+# in the middle of a transfer, a CPU going offline under sending QPs, the
+# netdev deleted under live QPs, the module unloaded while connections are
+# open. Between network namespaces d1 (192.0.2.1) and d2 (.2) joined
 # by a veth pair, a siw2 device in each. Each case must end promptly: the
 # surviving side sees the end (its process exits), nothing hangs, the
 # guest kernel reports no problem (vm-run checks the log), and every siw2
@@ -118,6 +119,46 @@ if command -v ib_write_bw >/dev/null; then
 	fi
 	reap 5
 	t_ok "ib_write_bw killed: every object released" drained
+fi
+
+# --- the CPU that sends for two QPs goes offline and comes back. A
+# stream's send work follows the CPU that posted to it (tx.c), so a
+# socket with room again must find another CPU while that one is gone.
+cpu1=/sys/devices/system/cpu/cpu1/online
+if [ -w "$cpu1" ] && command -v ib_write_bw >/dev/null; then
+	in1 timeout 120 ib_write_bw -d siw2_d1 -R -F -s 65536 -D 12 -p 7606 \
+		>"$tmp/s7606" 2>&1 &
+	t_wait "ss -N d1 -Hltn 'sport = :7606' | grep -q ." 20
+	in2 timeout 120 taskset -c 1 ib_write_bw -d siw2_d2 -R -F -s 65536 \
+		-D 12 -p 7606 $A >"$tmp/c7606" 2>&1 &
+	bw=$!
+	in1 timeout 120 rping -s -a $A -p 7607 -V -S 32768 -C 0 \
+		>"$tmp/s7607" 2>&1 &
+	t_wait "ss -N d1 -Hltn 'sport = :7607' | grep -q ." 20
+	in2 timeout 120 taskset -c 1 stdbuf -oL rping -c -a $A -p 7607 -V \
+		-S 32768 -C 0 -v >"$tmp/c7607" 2>&1 &
+	t_ok "hotplug: data flows" \
+		t_wait "grep -q 'ping data' '$tmp/c7607'" 30
+	sleep 2
+	t_ok "hotplug: CPU 1 goes offline under sending QPs" \
+		sh -c "echo 0 >$cpu1"
+	sleep 3
+	t_ok "hotplug: CPU 1 comes back" sh -c "echo 1 >$cpu1"
+	before=$(grep -c 'ping data' "$tmp/c7607")
+	if t_wait "[ \$(grep -c 'ping data' '$tmp/c7607') -gt $((before + 20)) ]" 30; then
+		t_pass "hotplug: verified rping goes on"
+	else
+		t_fail "hotplug: verified rping goes on" "$(tail -n 3 "$tmp/c7607")"
+	fi
+	wait "$bw"
+	t_eq "hotplug: ib_write_bw ends well" 0 "$?"
+	t_match "hotplug: ib_write_bw reports its bandwidth" '^ *65536 +[0-9]+' \
+		"$(cat "$tmp/c7606")"
+	echo 1 >"$cpu1" 2>/dev/null
+	reap 0
+	t_ok "hotplug: every object released" drained
+else
+	t_skip "hotplug" "no CPU 1 to take offline, or no ib_write_bw"
 fi
 
 # --- the netdev deleted under live QPs
