@@ -71,8 +71,25 @@ topo_up() {
 		return 1
 		;;
 	esac
+	topo_rx_cpu || return 1
 	# The path works: ARP resolved and a TCP connection through it.
 	topo_check
+}
+
+# RX_CPU "sender" (default): a veth delivers a packet to its peer in the
+# sender's softirq, so the receiving end's protocol work (TCP's, and an
+# RNIC's placement) runs on the sending end's vCPU. RX_CPU "own": receive
+# packet steering moves it to the receiving end's vCPU (S_CPU for bvs,
+# C_CPU for bvc), as if each end were a host of its own with its NIC's
+# interrupt on its CPU. The same for every system.
+RX_CPU=sender
+topo_rx_cpu() {
+	[ "$RX_CPU" = own ] || return 0
+	if ! "${S_NS[@]}" sh -c "printf %x $((1 << S_CPU)) >/sys/class/net/bvs/queues/rx-0/rps_cpus" ||
+		! "${C_NS[@]}" sh -c "printf %x $((1 << C_CPU)) >/sys/class/net/bvc/queues/rx-0/rps_cpus"; then
+		log "topology: cannot steer receive work (rps_cpus)"
+		return 1
+	fi
 }
 
 # Proves that traffic from C_ADDR to S_ADDR crosses the veth pair.

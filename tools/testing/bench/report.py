@@ -473,11 +473,13 @@ def chart(res, path):
 def markdown(res, tables, tgts, have_chart):
     m = res.meta
     out = ["# siw2 benchmark", ""]
-    out.append("Run %s, guest kernel %s, %s CPUs, %s MiB, %s; topology %s; "
+    out.append("Run %s, guest kernel %s, %s CPUs, %s MiB, %s; topology %s, "
+               "receive work on the %s vCPU; "
                "%s repetition(s)%s; guest time %s s." % (
                    m.get("date", "?"), m.get("kernel", "?"), m.get("cpus", "?"),
                    int(m.get("mem_kib", 0)) // 1024, res.host.get("accel", "qemu"),
-                   m.get("topology", "?"), m.get("reps", "?"),
+                   m.get("topology", "?"), m.get("rx_cpu", "sender"),
+                   m.get("reps", "?"),
                    " (quick mode)" if m.get("quick") else "",
                    res.done.get("guest_seconds", "?")))
     if res.host.get("command"):
