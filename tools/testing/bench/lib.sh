@@ -187,9 +187,14 @@ PORT=20000
 next_port() { PORT=$((PORT + 1)); }
 
 # listening PORT: a TCP socket or an RDMA CM ID listens on PORT on the
-# server side (an RDMA CM listener over RoCE has no TCP socket).
+# server side (an RDMA CM listener over RoCE has no TCP socket). With
+# LISTEN_TCP=1 (the iWARP systems) only the TCP socket counts: the RDMA CM
+# shows its ID listening just before the driver's socket exists, and a
+# client that connects in between is refused.
+LISTEN_TCP=0
 listening() {
 	"${S_NS[@]}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+	[ "$LISTEN_TCP" = 1 ] && return 1
 	"${S_NS[@]}" rdma resource show cm_id 2>/dev/null |
 		grep -Eq "state LISTEN .*src-addr [^ ]*:$1( |\$)"
 }

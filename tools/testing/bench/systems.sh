@@ -125,7 +125,7 @@ siw2_setup() {
 		fi
 		echo "$val" >"/sys/module/siw2/parameters/$knob" || return 1
 	done
-	DEV_S=siw2_bs DEV_C=siw2_bc
+	DEV_S=siw2_bs DEV_C=siw2_bc LISTEN_TCP=1
 	link_add $DEV_S siw2 bvs s && link_add $DEV_C siw2 bvc c || return 1
 	# The send engine knob (see BENCH_SYSTEMS): per device, set before
 	# any QP exists.
@@ -173,7 +173,7 @@ siw_setup() {
 	fi
 	grep -q '^siw ' /proc/modules && rmmod siw
 	modprobe ib_core && modprobe libcrc32c && insmod "$ko" || return 1
-	DEV_S=siw_bs DEV_C=siw_bc
+	DEV_S=siw_bs DEV_C=siw_bc LISTEN_TCP=1
 	link_add $DEV_S siw bvs s && link_add $DEV_C siw bvc c || return 1
 	wait_port_active $DEV_S && wait_port_active $DEV_C
 }
@@ -194,7 +194,8 @@ siw_teardown() {
 
 rxe_setup() {
 	modprobe rdma_rxe || return 1
-	DEV_S=rxe_bs DEV_C=rxe_bc
+	# shellcheck disable=SC2034 # LISTEN_TCP: read by lib.sh's listening()
+	DEV_S=rxe_bs DEV_C=rxe_bc LISTEN_TCP=0
 	link_add $DEV_S rxe bvs s && link_add $DEV_C rxe bvc c || return 1
 	wait_port_active $DEV_S && wait_port_active $DEV_C
 }
