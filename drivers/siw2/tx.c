@@ -3,14 +3,13 @@
  * The send engine: turns SQEs, inbound Read Requests and the RTR into
  * FPDUs on the stream's socket.
  *
- * Who runs it. Posting work sets SIW2_S_TX_PENDING and, for a user QP
- * (a doorbell's system call, an SQ poller), runs the engine right there:
- * no thread is woken for a work request. A kernel consumer's post (which
- * may come from any context), the receive path answering a Read, the CM
- * when the connection comes up, and the socket's write_space queue the
- * stream's work item instead. Whoever holds tx_mutex is the engine; a
- * kick that finds it taken leaves the pending bit, which the holder
- * checks before it lets go.
+ * Who runs it. Posting work sets SIW2_S_TX_PENDING and, in a context that
+ * may sleep (a user's doorbell system call, a kernel consumer's post from
+ * process context), runs the engine right there: no thread is woken for a
+ * work request. Softirq contexts (the receive path answering a Read, the
+ * socket's write_space) queue the stream's work item instead. Whoever
+ * holds tx_mutex is the engine; a kick that finds it taken leaves the
+ * pending bit, which the holder checks before it lets go.
  *
  * Where the work item runs: on the consumer's CPU (tx_cpu), where it last
  * posted (or its SQ poller found the posts), and before any post where it
