@@ -11,15 +11,12 @@
  * holds tx_mutex is the engine; a kick that finds it taken leaves the
  * pending bit, which the holder checks before it lets go.
  *
- * Where the work item runs: on the consumer's CPU (tx_cpu), where it last
- * posted (or its SQ poller found the posts), and before any post where it
- * created the QP. Only posts move it. TCP announces room (write_space)
- * wherever it freed its buffers: where the peer's ACK was processed, or,
- * over a veth, where the receiving end let go of the data. A Read Request
- * arrives where the NIC's interrupt was taken, or, over a veth, on the
- * requester's CPU. Following either would put the QP's send work on a CPU
- * that already does receive work; over a veth, answering a Read on the
- * requester's CPU costs it two context switches per Read.
+ * Where the work item runs. A kick remembers its CPU (tx_cpu), and the
+ * work item always runs there: on the CPU of the application that posted,
+ * or of the receive path that queued a Read Response. TCP announces room
+ * (write_space) wherever it freed its buffers: where the peer's ACK was
+ * processed, or, over a veth, where the receiving end let go of the data.
+ * Following that would move the sender's work to the receiver's CPU.
  *
  * What goes out, in order of priority at each message boundary: the RTR
  * of a peer-to-peer initiator before anything else (RFC 6581 9.2), then
@@ -996,7 +993,7 @@ void siw2_tx_kick(struct siw2_stream *s)
 	tx_run(s);
 }
 
-/* Any context, for a post: the engine runs on the workqueue, on this CPU. */
+/* Any context: the engine runs on the workqueue, on this CPU. */
 void siw2_tx_kick_async(struct siw2_stream *s)
 {
 	WRITE_ONCE(s->tx_cpu, raw_smp_processor_id());
@@ -1005,19 +1002,18 @@ void siw2_tx_kick_async(struct siw2_stream *s)
 }
 
 /**
- * siw2_tx_resume() - let the engine go on, on the consumer's CPU
+ * siw2_tx_resume() - let the engine go on where it was last kicked
  * @s: the stream
  *
- * Context: any. For the socket's write_space, an engine that used up its
- * budget, and work the receive path or the CM queued (a Response, ORD
- * credit, the first FPDU that lets it send). The work item runs on
- * tx_cpu, or here should that CPU have gone offline.
+ * Context: any. For the socket's write_space and for an engine that used
+ * up its budget. The work item runs on tx_cpu, or here should that CPU
+ * have gone offline.
  */
 void siw2_tx_resume(struct siw2_stream *s)
 {
 	int cpu = READ_ONCE(s->tx_cpu);
 
-	if (!cpu_online(cpu))
+	if (cpu != WORK_CPU_UNBOUND && !cpu_online(cpu))
 		cpu = WORK_CPU_UNBOUND;
 	set_bit(SIW2_S_TX_PENDING, &s->flags);
 	queue_work_on(cpu, siw2_tx_wq, &s->tx_work);
