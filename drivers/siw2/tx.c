@@ -1054,7 +1054,8 @@ void siw2_tx_close(struct siw2_stream *s)
 		return;
 	batch_reset(tx);
 	tx->busy = false;
-	memset(&tx->src, 0, sizeof(tx->src));
+	/* The message cut short gives back the regions it held. */
+	src_put(&tx->src);
 	if (add_fpdu(s, ulpdu, len, 0, 0))
 		return;
 	iov_iter_bvec(&tx->iter, ITER_SOURCE, tx->bv, tx->nbv, tx->batch_len);
