@@ -757,6 +757,7 @@ int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->rcq = to_siw2_cq(attr->recv_cq);
 	qp->srq = attr->srq ? to_siw2_srq(attr->srq) : NULL;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->home_cpu = raw_smp_processor_id();
 	qp->max_send_sge = SIW2_MAX_SGE;
 	qp->max_recv_sge = SIW2_MAX_SGE;
 	qp->max_inline = SIW2_MAX_INLINE;
@@ -866,18 +867,21 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 /**
  * siw2_qp_kick_tx() - the send engine's doorbell
  * @qp: the QP
+ * @posted: the consumer posted (or a poller found its posts): the stream's
+ *	send work moves to this CPU; false when the connection came up
  *
  * Called after SQEs were published (a kernel post, a user doorbell) and
  * when the connection is up. A QP in ERR flushes both queues; a connected
  * one runs its send engine (tx.c). Any context; takes the queue locks.
  *
- * A user QP's engine runs in the caller: a system call, the CM's work or
- * a poller, all of which may sleep. A kernel QP's always runs on the
+ * A user QP's engine runs in the caller that posted: a system call or a
+ * poller, both of which may sleep. A kernel QP's always runs on the
  * workqueue: kernel ULPs post from any context, also inside
  * rcu_read_lock() (blk-mq's dispatch of nvme-rdma), where a preemptible
  * RCU leaves preemptible() true but sleeping in a socket send is a bug.
+ * The CM's kick runs it on the workqueue too, on the stream's CPU.
  */
-void siw2_qp_kick_tx(struct siw2_qp *qp)
+void siw2_qp_kick_tx(struct siw2_qp *qp, bool posted)
 {
 	struct siw2_stream *s;
 
@@ -890,7 +894,9 @@ void siw2_qp_kick_tx(struct siw2_qp *qp)
 	s = smp_load_acquire(&qp->stream);
 	if (!s)
 		return;
-	if (qp->user)
+	if (!posted)
+		siw2_tx_resume(s);
+	else if (qp->user)
 		siw2_tx_kick(s);
 	else
 		siw2_tx_kick_async(s);
@@ -915,7 +921,7 @@ int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			return -EINVAL;
 		}
 		siw2_count(SIW2_CNT_SQ_DOORBELL);
-		siw2_qp_kick_tx(qp);
+		siw2_qp_kick_tx(qp, true);
 		siw2_sqpoll_watch(qp);
 		return 0;
 	}
@@ -946,7 +952,7 @@ unlock:
 	if (broken)
 		report_broken(qp);
 	else if (state == IB_QPS_RTS)
-		siw2_qp_kick_tx(qp);
+		siw2_qp_kick_tx(qp, true);
 	return ret;
 }
 
@@ -964,7 +970,7 @@ int siw2_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		siw2_qp_kick_tx(qp);
+		siw2_qp_kick_tx(qp, true);
 		return 0;
 	}
 	if (qp->srq) {

@@ -453,7 +453,7 @@ static u32 end_read_resp(struct siw2_stream *s)
 	spin_unlock_irqrestore(&s->lock, flags);
 	siw2_tx_retire(s);
 	if (kick)
-		siw2_tx_kick_async(s);
+		siw2_tx_resume(s);
 	return 0;
 }
 
@@ -503,7 +503,7 @@ static u32 end_read_req(struct siw2_stream *s)
 	if (mr)
 		siw2_mr_put(mr);
 	if (!cause)
-		siw2_tx_kick_async(s);
+		siw2_tx_resume(s);
 	return cause;
 }
 
@@ -558,7 +558,7 @@ static u32 end_atomic_req(struct siw2_stream *s)
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
 	if (!cause)
-		siw2_tx_kick_async(s);
+		siw2_tx_resume(s);
 out:
 	if (mr)
 		siw2_mr_put(mr);
@@ -606,7 +606,7 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 	spin_unlock_irqrestore(&s->lock, flags);
 	siw2_tx_retire(s);
 	if (kick)
-		siw2_tx_kick_async(s);
+		siw2_tx_resume(s);
 	return 0;
 }
 
@@ -742,7 +742,7 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 				/* RFC 5044 7.1.2 rule 4: now we may send. */
 				if (!test_and_set_bit(SIW2_S_TX_ALLOWED,
 						      &s->flags))
-					siw2_tx_kick_async(s);
+					siw2_tx_resume(s);
 			}
 			siw2_ddp_rx_end(&rx->ddp, &dev);
 			ddp_event(s, &dev);

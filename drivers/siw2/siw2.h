@@ -231,6 +231,8 @@ struct siw2_qp_attrs {
  * @max_recv_sge: per RQE
  * @max_inline: inline octets per SQE
  * @sig_all: every SQE completes (IB_SIGNAL_ALL_WR)
+ * @home_cpu: the CPU that created the QP, where its send work runs until
+ *	its consumer first posts (tx.c)
  * @user: the rings are mapped to user space
  * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring
  * @stream: the connection's data path (engine.h), set once by
@@ -256,6 +258,7 @@ struct siw2_qp {
 	u32 max_recv_sge;
 	u32 max_inline;
 	bool sig_all;
+	int home_cpu;
 	bool user;
 	bool fatal_sent;
 	struct siw2_stream *stream;
@@ -465,7 +468,7 @@ void siw2_qp_get(struct siw2_qp *qp);
 void siw2_qp_put(struct siw2_qp *qp);
 int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state state);
 void siw2_qp_set_error(struct siw2_qp *qp);
-void siw2_qp_kick_tx(struct siw2_qp *qp);
+void siw2_qp_kick_tx(struct siw2_qp *qp, bool posted);
 void siw2_qp_event(struct siw2_qp *qp, enum ib_event_type type);
 int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out, u32 *idx);
 int siw2_qp_sq_complete(struct siw2_qp *qp, u64 wr_id, u8 opcode,

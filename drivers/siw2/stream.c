@@ -114,7 +114,7 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	INIT_LIST_HEAD(&s->zc_list);
 	mutex_init(&s->tx_mutex);
 	INIT_WORK(&s->tx_work, siw2_tx_work);
-	s->tx_cpu = WORK_CPU_UNBOUND;
+	s->tx_cpu = qp->home_cpu;
 	INIT_WORK(&s->close_work, close_work);
 	s->cb.notify = stream_notify;
 

@@ -3,20 +3,24 @@
  * The send engine: turns SQEs, inbound Read Requests and the RTR into
  * FPDUs on the stream's socket.
  *
- * Who runs it. Posting work sets SIW2_S_TX_PENDING and, in a context that
- * may sleep (a user's doorbell system call, a kernel consumer's post from
- * process context), runs the engine right there: no thread is woken for a
- * work request. Softirq contexts (the receive path answering a Read, the
- * socket's write_space) queue the stream's work item instead. Whoever
- * holds tx_mutex is the engine; a kick that finds it taken leaves the
- * pending bit, which the holder checks before it lets go.
+ * Who runs it. Posting work sets SIW2_S_TX_PENDING and, for a user QP
+ * (a doorbell's system call, an SQ poller), runs the engine right there:
+ * no thread is woken for a work request. A kernel consumer's post (which
+ * may come from any context), the receive path answering a Read, the CM
+ * when the connection comes up, and the socket's write_space queue the
+ * stream's work item instead. Whoever holds tx_mutex is the engine; a
+ * kick that finds it taken leaves the pending bit, which the holder
+ * checks before it lets go.
  *
- * Where the work item runs. A kick remembers its CPU (tx_cpu), and the
- * work item always runs there: on the CPU of the application that posted,
- * or of the receive path that queued a Read Response. TCP announces room
- * (write_space) wherever it freed its buffers: where the peer's ACK was
- * processed, or, over a veth, where the receiving end let go of the data.
- * Following that would move the sender's work to the receiver's CPU.
+ * Where the work item runs: on the consumer's CPU (tx_cpu), where it last
+ * posted (or its SQ poller found the posts), and before any post where it
+ * created the QP. Only posts move it. TCP announces room (write_space)
+ * wherever it freed its buffers: where the peer's ACK was processed, or,
+ * over a veth, where the receiving end let go of the data. A Read Request
+ * arrives where the NIC's interrupt was taken, or, over a veth, on the
+ * requester's CPU. Following either would put the QP's send work on a CPU
+ * that already does receive work; over a veth, answering a Read on the
+ * requester's CPU costs it two context switches per Read.
  *
  * What goes out, in order of priority at each message boundary: the RTR
  * of a peer-to-peer initiator before anything else (RFC 6581 9.2), then
@@ -993,7 +997,7 @@ void siw2_tx_kick(struct siw2_stream *s)
 	tx_run(s);
 }
 
-/* Any context: the engine runs on the workqueue, on this CPU. */
+/* Any context, for a post: the engine runs on the workqueue, on this CPU. */
 void siw2_tx_kick_async(struct siw2_stream *s)
 {
 	WRITE_ONCE(s->tx_cpu, raw_smp_processor_id());
@@ -1002,18 +1006,19 @@ void siw2_tx_kick_async(struct siw2_stream *s)
 }
 
 /**
- * siw2_tx_resume() - let the engine go on where it was last kicked
+ * siw2_tx_resume() - let the engine go on, on the consumer's CPU
  * @s: the stream
  *
- * Context: any. For the socket's write_space and for an engine that used
- * up its budget. The work item runs on tx_cpu, or here should that CPU
- * have gone offline.
+ * Context: any. For the socket's write_space, an engine that used up its
+ * budget, and work the receive path or the CM queued (a Response, ORD
+ * credit, the first FPDU that lets it send). The work item runs on
+ * tx_cpu, or here should that CPU have gone offline.
  */
 void siw2_tx_resume(struct siw2_stream *s)
 {
 	int cpu = READ_ONCE(s->tx_cpu);
 
-	if (cpu != WORK_CPU_UNBOUND && !cpu_online(cpu))
+	if (!cpu_online(cpu))
 		cpu = WORK_CPU_UNBOUND;
 	set_bit(SIW2_S_TX_PENDING, &s->flags);
 	queue_work_on(cpu, siw2_tx_wq, &s->tx_work);
