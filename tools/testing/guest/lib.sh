@@ -121,8 +121,12 @@ wait_for() { t_wait "grep -Eq -- '$2' '$1'" "${3:-20}"; }
 # `ip netns exec ... timeout ...`, not through a shell function, so that
 # the signal reaches timeout(1), which passes it on. Processes whose
 # command line matches $REAP_KILL9, if set, get SIGKILL a second later.
+# A job that outlives SIGTERM and then SIGKILL by ten seconds each is held
+# by the kernel (a driver waiting for a reference that never comes back):
+# that is a failure, shown with the job's processes and their kernel
+# stacks, and the suite goes on without it instead of hanging in wait.
 reap() {
-	local left=${1:-30}
+	local left=${1:-30} p
 	while [ -n "$(jobs -pr)" ] && [ "$left" -gt 0 ]; do
 		sleep 1
 		left=$((left - 1))
@@ -133,7 +137,44 @@ reap() {
 		sleep 1
 		pkill -9 -f "$REAP_KILL9" 2>/dev/null
 	fi
+	if ! t_wait no_jobs 10; then
+		# shellcheck disable=SC2046
+		kill -9 $(jobs -pr) 2>/dev/null
+	fi
+	if ! t_wait no_jobs 10; then
+		for p in $(jobs -pr); do
+			t_fail "a killed job ends" "$(stuck_report "$p")"
+		done
+		disown -a
+	fi
 	wait 2>/dev/null
+}
+
+no_jobs() { [ -z "$(jobs -pr)" ]; }
+
+# t_ended NAME PROGRAM [SECONDS]: passes when no process named PROGRAM is
+# left after SECONDS (default 10); otherwise fails with their kernel
+# stacks, as such a process is blocked in the kernel where no kill reaches.
+t_ended() {
+	local p
+	if t_wait "! pgrep -x '$2'" "${3:-10}"; then
+		t_pass "$1"
+		return
+	fi
+	for p in $(pgrep -x "$2"); do
+		t_fail "$1" "$(stuck_report "$p")"
+	done
+}
+
+# stuck_report PID: a process, its children and their kernel stacks.
+stuck_report() {
+	local p
+	for p in "$1" $(pgrep -P "$1"); do
+		printf 'pid %s state %s: %s\n' "$p" \
+			"$(awk '/^State:/ { print $2 }' "/proc/$p/status" 2>/dev/null)" \
+			"$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+		sed 's/^/    /' "/proc/$p/stack" 2>/dev/null
+	done
 }
 
 # perftest_env: sets PERFTEST_ENV to the environment (NAME=VALUE words,

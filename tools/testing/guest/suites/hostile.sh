@@ -106,6 +106,7 @@ case_connect() {
 	ip netns exec hp2 timeout 80 python3 "$fp" connect $A $port "$sc" $4 \
 		>"$tmp/$name.p" 2>&1
 	reap 40
+	t_ended "$name: peer_target exits, its regions deregistered" peer_target
 	P=$(cat "$tmp/$name.p") T=$(cat "$tmp/$name.t")
 	log_peer "$name"
 }
@@ -123,6 +124,7 @@ case_accept() {
 	ip netns exec hp1 timeout 90 "$pt" client $B $port -T 60 $3 \
 		>"$tmp/$name.t" 2>&1
 	reap 40
+	t_ended "$name: peer_target exits, its regions deregistered" peer_target
 	P=$(cat "$tmp/$name.p") T=$(cat "$tmp/$name.t")
 	log_peer "$name"
 }
