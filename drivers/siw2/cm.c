@@ -577,7 +577,7 @@ static int hand_over(struct siw2_cep *cep, bool initiator)
 		return ret;
 	}
 	cep->state = CEP_ATTACHED;
-	siw2_qp_kick_tx(cep->qp, false);	/* an RTR, or work posted early */
+	siw2_qp_start_tx(cep->qp);	/* an RTR, or work posted early */
 	return 0;
 }
 

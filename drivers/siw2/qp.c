@@ -864,42 +864,62 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * The stream to run the send engine of, if the QP has one. A QP in ERR
+ * flushes both queues instead.
+ */
+static struct siw2_stream *tx_stream(struct siw2_qp *qp)
+{
+	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
+		if (flush_queues(qp))
+			report_broken(qp);
+		return NULL;
+	}
+	/* Pairs with the release in siw2_qp_llp_attach(). */
+	return smp_load_acquire(&qp->stream);
+}
+
 /**
  * siw2_qp_kick_tx() - the send engine's doorbell
  * @qp: the QP
- * @posted: the consumer posted (or a poller found its posts): the stream's
- *	send work moves to this CPU; false when the connection came up
  *
- * Called after SQEs were published (a kernel post, a user doorbell) and
- * when the connection is up. A QP in ERR flushes both queues; a connected
- * one runs its send engine (tx.c). Any context; takes the queue locks.
+ * Called after SQEs were published: a kernel post, a user doorbell, or a
+ * poller that found posts. The stream's send work moves to this CPU. Any
+ * context; takes the queue locks.
  *
  * A user QP's engine runs in the caller that posted: a system call or a
  * poller, both of which may sleep. A kernel QP's always runs on the
  * workqueue: kernel ULPs post from any context, also inside
  * rcu_read_lock() (blk-mq's dispatch of nvme-rdma), where a preemptible
  * RCU leaves preemptible() true but sleeping in a socket send is a bug.
- * The CM's kick runs it on the workqueue too, on the stream's CPU.
  */
-void siw2_qp_kick_tx(struct siw2_qp *qp, bool posted)
+void siw2_qp_kick_tx(struct siw2_qp *qp)
 {
-	struct siw2_stream *s;
+	struct siw2_stream *s = tx_stream(qp);
 
-	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
-		if (flush_queues(qp))
-			report_broken(qp);
-		return;
-	}
-	/* Pairs with the release in siw2_qp_llp_attach(). */
-	s = smp_load_acquire(&qp->stream);
 	if (!s)
 		return;
-	if (!posted)
-		siw2_tx_resume(s);
-	else if (qp->user)
+	if (qp->user)
 		siw2_tx_kick(s);
 	else
 		siw2_tx_kick_async(s);
+}
+
+/**
+ * siw2_qp_start_tx() - the connection is up: let the send engine begin
+ * @qp: the QP
+ *
+ * For the CM, once the stream is attached: an RTR to send, or SQEs posted
+ * before the connection was up. The engine runs on the workqueue, on the
+ * stream's CPU (the one that created the QP, until something is posted).
+ * Any context.
+ */
+void siw2_qp_start_tx(struct siw2_qp *qp)
+{
+	struct siw2_stream *s = tx_stream(qp);
+
+	if (s)
+		siw2_tx_resume(s);
 }
 
 int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -921,7 +941,7 @@ int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			return -EINVAL;
 		}
 		siw2_count(SIW2_CNT_SQ_DOORBELL);
-		siw2_qp_kick_tx(qp, true);
+		siw2_qp_kick_tx(qp);
 		siw2_sqpoll_watch(qp);
 		return 0;
 	}
@@ -952,7 +972,7 @@ unlock:
 	if (broken)
 		report_broken(qp);
 	else if (state == IB_QPS_RTS)
-		siw2_qp_kick_tx(qp, true);
+		siw2_qp_kick_tx(qp);
 	return ret;
 }
 
@@ -970,7 +990,7 @@ int siw2_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		siw2_qp_kick_tx(qp, true);
+		siw2_qp_kick_tx(qp);
 		return 0;
 	}
 	if (qp->srq) {

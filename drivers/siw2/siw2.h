@@ -468,7 +468,8 @@ void siw2_qp_get(struct siw2_qp *qp);
 void siw2_qp_put(struct siw2_qp *qp);
 int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state state);
 void siw2_qp_set_error(struct siw2_qp *qp);
-void siw2_qp_kick_tx(struct siw2_qp *qp, bool posted);
+void siw2_qp_kick_tx(struct siw2_qp *qp);
+void siw2_qp_start_tx(struct siw2_qp *qp);
 void siw2_qp_event(struct siw2_qp *qp, enum ib_event_type type);
 int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out, u32 *idx);
 int siw2_qp_sq_complete(struct siw2_qp *qp, u64 wr_id, u8 opcode,

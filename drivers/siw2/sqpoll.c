@@ -146,7 +146,7 @@ static enum pass_result poll_pass(struct siw2_sqpoller *p)
 	if (!run)
 		return any ? PASS_IDLE : PASS_EMPTY;
 	if (act != POLL_DROP)
-		siw2_qp_kick_tx(run, true);
+		siw2_qp_kick_tx(run);
 	siw2_qp_put(run);
 	return PASS_BUSY;
 }

@@ -147,7 +147,7 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	s->fetched = qp->sq_fetch;
 	spin_unlock(&qp->sq_lock);
 	siw2_qp_get(qp);
-	/* Pairs with the acquire in siw2_qp_kick_tx(), llp_shutdown(). */
+	/* Pairs with the acquire in tx_stream() in qp.c, llp_shutdown(). */
 	smp_store_release(&qp->stream, s);
 	spin_unlock_irqrestore(&qp->lock, flags);
 
