@@ -975,6 +975,19 @@ static void tx_run(struct siw2_stream *s)
 	}
 }
 
+/*
+ * Marks work for the engine. What the caller published first (an SQE, a
+ * Request in the IRQ) is visible to whichever round clears the bit, even
+ * one of another thread that holds tx_mutex now: a user's SQ index is
+ * published without any lock the engine takes.
+ */
+static void pending(struct siw2_stream *s)
+{
+	/* Pairs with tx_run()'s smp_mb__after_atomic() and smp_mb(). */
+	smp_mb__before_atomic();
+	set_bit(SIW2_S_TX_PENDING, &s->flags);
+}
+
 void siw2_tx_work(struct work_struct *work)
 {
 	tx_run(container_of(work, struct siw2_stream, tx_work));
@@ -991,7 +1004,7 @@ void siw2_tx_kick(struct siw2_stream *s)
 {
 	might_sleep();
 	WRITE_ONCE(s->tx_cpu, raw_smp_processor_id());
-	set_bit(SIW2_S_TX_PENDING, &s->flags);
+	pending(s);
 	/* The bit before the trylock; pairs with tx_run()'s smp_mb(). */
 	smp_mb__after_atomic();
 	tx_run(s);
@@ -1001,7 +1014,7 @@ void siw2_tx_kick(struct siw2_stream *s)
 void siw2_tx_kick_async(struct siw2_stream *s)
 {
 	WRITE_ONCE(s->tx_cpu, raw_smp_processor_id());
-	set_bit(SIW2_S_TX_PENDING, &s->flags);
+	pending(s);
 	queue_work(siw2_tx_wq, &s->tx_work);
 }
 
@@ -1020,7 +1033,7 @@ void siw2_tx_resume(struct siw2_stream *s)
 
 	if (!cpu_online(cpu))
 		cpu = WORK_CPU_UNBOUND;
-	set_bit(SIW2_S_TX_PENDING, &s->flags);
+	pending(s);
 	queue_work_on(cpu, siw2_tx_wq, &s->tx_work);
 }
 
