@@ -93,6 +93,15 @@ case_init() {
 	port=$((port + 1))
 }
 
+# case_end NAME: both ends are done (or are stopped); peer_target must have
+# gone with its regions. Loads the outputs into P and T.
+case_end() {
+	reap 40
+	t_ended "$1: peer_target exits, its regions deregistered" peer_target
+	P=$(cat "$tmp/$1.p") T=$(cat "$tmp/$1.t")
+	log_peer "$1"
+}
+
 # case_connect NAME SCENARIO "TARGET OPTS" "PEER OPTS": peer_target
 # listens in hp1, the raw peer connects from hp2 (MPA initiator).
 case_connect() {
@@ -105,10 +114,7 @@ case_connect() {
 	# shellcheck disable=SC2086
 	ip netns exec hp2 timeout 80 python3 "$fp" connect $A $port "$sc" $4 \
 		>"$tmp/$name.p" 2>&1
-	reap 40
-	t_ended "$name: peer_target exits, its regions deregistered" peer_target
-	P=$(cat "$tmp/$name.p") T=$(cat "$tmp/$name.t")
-	log_peer "$name"
+	case_end "$name"
 }
 
 # case_accept NAME SCENARIO "TARGET OPTS" "PEER OPTS": the raw peer listens
@@ -123,10 +129,7 @@ case_accept() {
 	# shellcheck disable=SC2086
 	ip netns exec hp1 timeout 90 "$pt" client $B $port -T 60 $3 \
 		>"$tmp/$name.t" 2>&1
-	reap 40
-	t_ended "$name: peer_target exits, its regions deregistered" peer_target
-	P=$(cat "$tmp/$name.p") T=$(cat "$tmp/$name.t")
-	log_peer "$name"
+	case_end "$name"
 }
 
 # What peer_target saw before it moved the QP to ERR itself.
