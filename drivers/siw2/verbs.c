@@ -152,6 +152,24 @@ static void dealloc_ucontext(struct ib_ucontext *uctx)
 	siw2_obj_destroyed(SIW2_OBJ_UCONTEXT);
 }
 
+/*
+ * The device goes away (link deleted, netdev gone, module unloaded) while
+ * a process still holds this context. The core has destroyed every object
+ * of the context by now and answers the process's verbs with -EIO; its
+ * async event file delivers IB_EVENT_DEVICE_FATAL. What the process still
+ * maps are rings in kernel memory whose pages it holds a reference to
+ * (siw2_queue_mmap()), so it keeps dead rings, never freed memory, and
+ * nothing is left for siw2 to revoke. That this op exists is what counts:
+ * without it the core's removal of the device waits until every such
+ * process has closed its file, and a process that gets no event (one
+ * without the RDMA CM, or with the RDMA CM's removal event still queued
+ * behind uverbs' wait) would keep `rdma link delete` or the netdev's
+ * removal blocked for as long as it runs.
+ */
+static void disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
 static int alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
 	struct siw2_device *sdev = to_siw2_dev(pd->device);
@@ -209,6 +227,7 @@ const struct ib_device_ops siw2_verbs_ops = {
 	.query_pkey = query_pkey,
 	.alloc_ucontext = alloc_ucontext,
 	.dealloc_ucontext = dealloc_ucontext,
+	.disassociate_ucontext = disassociate_ucontext,
 	.mmap = siw2_queue_mmap,
 	.mmap_free = siw2_queue_mmap_free,
 	.alloc_pd = alloc_pd,

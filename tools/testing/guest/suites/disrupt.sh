@@ -3,8 +3,8 @@
 #
 # Connections that end badly, or see their machine change: one side killed
 # in the middle of a transfer, a CPU going offline under sending QPs, the
-# netdev deleted under live QPs, the module unloaded while connections are
-# open. Between network namespaces d1 (192.0.2.1) and d2 (.2) joined
+# link deleted under an open context, the netdev deleted under live QPs,
+# the module unloaded while connections are open. Between network namespaces d1 (192.0.2.1) and d2 (.2) joined
 # by a veth pair, a siw2 device in each. Each case must end promptly: the
 # surviving side sees the end (its process exits), nothing hangs, the
 # guest kernel reports no problem (vm-run checks the log), and every siw2
@@ -159,6 +159,25 @@ if [ -w "$cpu1" ] && command -v ib_write_bw >/dev/null; then
 	t_ok "hotplug: every object released" drained
 else
 	t_skip "hotplug" "no CPU 1 to take offline, or no ib_write_bw"
+fi
+
+# --- the link deleted while an application without the RDMA CM holds the
+# device: no event of the RDMA CM tells it to let go, so the removal must
+# not wait for it (siw2 lets the core disassociate its context), and it
+# hears IB_EVENT_DEVICE_FATAL, the end of its event stream.
+in1 timeout 60 stdbuf -oL ibv_asyncwatch -d siw2_d1 >"$tmp/aw" 2>&1 &
+if wait_for "$tmp/aw" 'async event FD' 10; then
+	t_ok "link deleted under an open context: rdma link delete returns" \
+		in1 timeout 30 rdma link delete siw2_d1
+	t_ok "link deleted: the application hears DEVICE_FATAL" \
+		wait_for "$tmp/aw" 'IBV_EVENT_DEVICE_FATAL' 10
+	reap 0
+	t_ok "link deleted: every object released" drained
+	t_ok "link deleted: the link is added again" \
+		in1 rdma link add siw2_d1 type siw2 netdev v1
+else
+	t_fail "link deleted: ibv_asyncwatch runs" "$(cat "$tmp/aw")"
+	reap 0
 fi
 
 # --- the netdev deleted under live QPs
