@@ -161,10 +161,9 @@ static void dealloc_ucontext(struct ib_ucontext *uctx)
  * (siw2_queue_mmap()), so it keeps dead rings, never freed memory, and
  * nothing is left for siw2 to revoke. That this op exists is what counts:
  * without it the core's removal of the device waits until every such
- * process has closed its file, and a process that gets no event (one
- * without the RDMA CM, or with the RDMA CM's removal event still queued
- * behind uverbs' wait) would keep `rdma link delete` or the netdev's
- * removal blocked for as long as it runs.
+ * process has closed its file, and a process that is told nothing (one
+ * without the RDMA CM, or any when rdma_cm's removal comes after uverbs')
+ * keeps `rdma link delete` or the netdev's removal blocked while it runs.
  */
 static void disassociate_ucontext(struct ib_ucontext *uctx)
 {
