@@ -4,11 +4,12 @@
 # Connections that end badly, or see their machine change: one side killed
 # in the middle of a transfer, a CPU going offline under sending QPs, the
 # link deleted under an open context, the netdev deleted under live QPs,
-# the module unloaded while connections are open. Between network namespaces d1 (192.0.2.1) and d2 (.2) joined
-# by a veth pair, a siw2 device in each. Each case must end promptly: the
-# surviving side sees the end (its process exits), nothing hangs, the
-# guest kernel reports no problem (vm-run checks the log), and every siw2
-# object is gone afterwards (/sys/kernel/debug/siw2/objects).
+# the module unloaded while connections are open. Between network
+# namespaces d1 (192.0.2.1) and d2 (.2) joined by a veth pair, a siw2
+# device in each. Each case must end promptly: the surviving side sees the
+# end (its process exits), nothing hangs, the guest kernel reports no
+# problem (vm-run checks the log), and every siw2 object is gone afterwards
+# (/sys/kernel/debug/siw2/objects).
 . "$(dirname "$0")/../lib.sh"
 
 tmp=$(mktemp -d)
