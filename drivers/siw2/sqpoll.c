@@ -208,12 +208,16 @@ void siw2_sqpoll_watch(struct siw2_qp *qp)
 		return;
 	}
 	siw2_qp_get(qp);
+	/*
+	 * Cleared before the poller can see the QP: once it is on the list,
+	 * the poller may let it go and set the bit, which must then stay.
+	 */
+	siw2_queue_set_flags(&qp->sq, 0);
 	/* The first look runs the engine: posts until now are covered. */
 	qp->poll_kick = true;
 	qp->poll_last = local_clock();
 	list_add_tail(&qp->poll_node, &p->qps);
 	spin_unlock(&p->lock);
-	siw2_queue_set_flags(&qp->sq, 0);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	wake_up_process(p->task);
 }
