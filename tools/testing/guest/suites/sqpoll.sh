@@ -220,7 +220,36 @@ mid_why() {
 	for pid in $(pgrep -x ib_send_bw); do
 		t_log "alive: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline")"
 		grep '^State' "/proc/$pid/status"
-		sed 's/^/    /' "/proc/$pid/stack" 2>/dev/null
+		# Three looks: where a running process is, user or kernel.
+		for _ in 1 2 3; do
+			t_log "syscall: $(cat "/proc/$pid/syscall" 2>/dev/null)"
+			sed 's/^/    /' "/proc/$pid/stack" 2>/dev/null
+			sleep 0.2
+		done
+		# Its rings' control words (siw2-abi.h, struct siw2_ring_ctl).
+		python3 - "$pid" <<-'PY'
+		import struct, sys
+		pid = sys.argv[1]
+		with open(f"/proc/{pid}/maps") as maps, \
+		     open(f"/proc/{pid}/mem", "rb") as mem:
+		    for line in maps:
+		        if "uverbs" not in line:
+		            continue
+		        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+		        try:
+		            mem.seek(lo)
+		            ctl = mem.read(192)
+		        except OSError as e:
+		            print(f"    ring {lo:x}: {e}")
+		            continue
+		        prod, cons, flags = (struct.unpack_from("<I", ctl, o)[0]
+		                             for o in (0, 64, 128))
+		        print(f"    ring {lo:x} {hi - lo:#x}: prod {prod}"
+		              f" cons {cons} flags {flags:#x}")
+		PY
+		command -v gdb >/dev/null &&
+			timeout 20 gdb -q -batch -p "$pid" -ex 'thread apply all bt' \
+				2>&1 | grep -E '^(#|Thread)' | head -n 40
 	done
 	rdma res show qp | sed 's/^/    /'
 	grep -v ' 0$' /sys/kernel/debug/siw2/counters | tr '\n' ' '
@@ -233,7 +262,9 @@ mid_why() {
 	mark="siw2 sqpoll mid_why $RANDOM"
 	echo "$mark" >/dev/kmsg
 	echo w >/proc/sysrq-trigger
-	dmesg | sed -n "/$mark/,\$p" | head -n 150
+	# The CPUs' stacks too: a task spinning in the kernel is not blocked.
+	echo l >/proc/sysrq-trigger
+	dmesg | sed -n "/$mark/,\$p" | head -n 300
 }
 bad=0
 kills=${SQPOLL_KILLS:-8}
