@@ -57,6 +57,7 @@ static const char *const counter_names[SIW2_CNT_MAX] = {
 	[SIW2_CNT_TERM_RCVD] = "term_rcvd",
 	[SIW2_CNT_SQ_DOORBELL] = "sq_doorbell",
 	[SIW2_CNT_TX_ZC] = "tx_zerocopy",
+	[SIW2_CNT_CQ_OVERFLOW] = "cq_overflow",
 };
 
 static struct dentry *debug_dir;

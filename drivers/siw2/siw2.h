@@ -378,6 +378,7 @@ enum siw2_counter {
 	SIW2_CNT_TERM_RCVD,		/* Terminate messages received */
 	SIW2_CNT_SQ_DOORBELL,		/* user send queue doorbells (system calls) */
 	SIW2_CNT_TX_ZC,			/* messages sent without a copy */
+	SIW2_CNT_CQ_OVERFLOW,		/* CQs that overflowed (and are in error) */
 	SIW2_CNT_MAX
 };
 
