@@ -7,8 +7,9 @@
 # rings. The debugfs counter sq_doorbell counts doorbells (user SQ
 # doorbells are the only system calls of posting). A client killed while
 # the poller watches its QP, or either side killed at random points of a
-# stream of posts, leaves nothing behind, and pollers with nothing to
-# watch use no CPU.
+# stream of posts, leaves nothing behind (perftest's client waiting for
+# iWARP credit outlives its server: then its QPs are in ERR and its queues
+# empty), and pollers with nothing to watch use no CPU.
 #
 # Namespaces sp1 and sp2 joined by a veth pair, a siw2 device in each;
 # perftest over the rdma_cm and rping -V between them.
@@ -211,6 +212,53 @@ fi
 # posts (between a WQE's stores, its prod and the flags load) while the
 # poller reads the same ring, on either side in turn. Every time the
 # other side ends, every object goes, and nothing is left polling.
+#
+# One exception is perftest's, not siw2's: on iWARP, ib_send_bw's client
+# may post only as far as the receives its server has reported with an
+# RDMA Write (send_rcredit). Waiting for that report it polls its send CQ
+# with nothing posted, so when the server dies then, no work request is
+# left to complete with a flush error and the client polls for ever, on
+# any iWARP device. credit_wait tells that case from a lost completion:
+# the client's QPs are all in ERR and its send and receive queues are
+# empty, every request it posted completed or flushed.
+
+# rings PID: the control words (siw2-abi.h, struct siw2_ring_ctl) of every
+# ring PID maps, a line each: "ring ADDRESS LENGTH PROD CONS FLAGS".
+rings() {
+	python3 - "$1" <<-'PY'
+	import struct, sys
+	pid = sys.argv[1]
+	with open(f"/proc/{pid}/maps") as maps, \
+	     open(f"/proc/{pid}/mem", "rb") as mem:
+	    for line in maps:
+	        if "uverbs" not in line:
+	            continue
+	        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+	        try:
+	            mem.seek(lo)
+	            ctl = mem.read(192)
+	        except OSError as e:
+	            print(f"ring {lo:x} {hi - lo} {e}")
+	            continue
+	        prod, cons, flags = (struct.unpack_from("<I", ctl, o)[0]
+	                             for o in (0, 64, 128))
+	        print(f"ring {lo:x} {hi - lo} {prod} {cons} {flags}")
+	PY
+}
+# credit_wait: the one client left is perftest's credit wait (above).
+# A QP's rings carry SIW2_SQ_NEED_WAKEUP or SIW2_RQ_NEED_WAKEUP (bit 0)
+# in ERR; perftest without -e never arms a CQ, whose bit 0 that would be.
+credit_wait() {
+	local pid qps
+	pid=$(pgrep -f '^ib_send_bw .*siw2_sp2') || return 1
+	[ "$(echo "$pid" | wc -w)" = 1 ] || return 1
+	qps=$(rdma res show qp | grep " pid $pid ") || return 1
+	! echo "$qps" | grep -vq ' state ERR ' || return 1
+	rings "$pid" | awk '
+		NF != 6 { bad = 1 }
+		$6 % 2 == 1 { queues++; if ($4 != $5) bad = 1 }
+		END { exit bad || !queues }'
+}
 # mid_why WHAT: what a failed round left behind.
 mid_why() {
 	local pid mark
@@ -226,27 +274,7 @@ mid_why() {
 			sed 's/^/    /' "/proc/$pid/stack" 2>/dev/null
 			sleep 0.2
 		done
-		# Its rings' control words (siw2-abi.h, struct siw2_ring_ctl).
-		python3 - "$pid" <<-'PY'
-		import struct, sys
-		pid = sys.argv[1]
-		with open(f"/proc/{pid}/maps") as maps, \
-		     open(f"/proc/{pid}/mem", "rb") as mem:
-		    for line in maps:
-		        if "uverbs" not in line:
-		            continue
-		        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-		        try:
-		            mem.seek(lo)
-		            ctl = mem.read(192)
-		        except OSError as e:
-		            print(f"    ring {lo:x}: {e}")
-		            continue
-		        prod, cons, flags = (struct.unpack_from("<I", ctl, o)[0]
-		                             for o in (0, 64, 128))
-		        print(f"    ring {lo:x} {hi - lo:#x}: prod {prod}"
-		              f" cons {cons} flags {flags:#x}")
-		PY
+		rings "$pid" | sed 's/^/    /'
 		command -v gdb >/dev/null &&
 			timeout 20 gdb -q -batch -p "$pid" -ex 'thread apply all bt' \
 				2>&1 | grep -E '^(#|Thread)' | head -n 40
@@ -266,7 +294,7 @@ mid_why() {
 	echo l >/proc/sysrq-trigger
 	dmesg | sed -n "/$mark/,\$p" | head -n 300
 }
-bad=0
+bad=0 waits=0
 kills=${SQPOLL_KILLS:-8}
 for i in $(seq "$kills"); do
 	ip netns exec sp1 timeout 60 ib_send_bw -R -F -d siw2_sp1 -s 64 \
@@ -291,7 +319,13 @@ for i in $(seq "$kills"); do
 		kill -9 "$spid" 2>/dev/null
 		pkill -9 -f '^ib_send_bw .*siw2_sp1'
 	fi
-	if ! t_wait "! kill -0 $spid 2>/dev/null && ! kill -0 $cpid 2>/dev/null" 30; then
+	if t_wait "! kill -0 $spid 2>/dev/null && ! kill -0 $cpid 2>/dev/null" 30; then
+		:
+	elif [ $((i % 2)) = 0 ] && credit_wait; then
+		waits=$((waits + 1))
+		t_log "kill $i: the client waits for credit from its dead server, its QPs in ERR and its queues empty"
+		pkill -9 -f '^ib_send_bw .*siw2_sp2'
+	else
 		bad=$((bad + 1))
 		mid_why "kill $i: a side did not end"
 	fi
@@ -303,6 +337,39 @@ for i in $(seq "$kills"); do
 	fi
 done
 t_eq "killed mid-post x$kills: both sides ended, every object released" 0 "$bad"
+[ "$waits" = 0 ] || t_log "killed mid-post: $waits of $kills clients waited for credit"
+# The credit wait on purpose: a stopped server lets its client run out
+# of credit, then dies. The client lives on, as perftest does on any
+# iWARP device, and credit_wait must recognise it: QPs in ERR, queues
+# empty.
+ip netns exec sp1 timeout 60 ib_send_bw -R -F -d siw2_sp1 -s 64 \
+	-n 100000000 -p "$port" >"$tmp/cw.s" 2>&1 &
+spid=$!
+t_wait "listening $port" 20
+ip netns exec sp2 timeout 60 env "${penv[@]}" ib_send_bw -R -F \
+	-d siw2_sp2 -s 64 -n 100000000 -p "$port" $S >"$tmp/cw.c" 2>&1 &
+cpid=$!
+port=$((port + 1))
+t_wait "[ \"\$(obj qp)\" -ge 4 ]" 20
+sleep 2
+pkill -STOP -f '^ib_send_bw .*siw2_sp1'
+sleep 3
+pkill -9 -f '^ib_send_bw .*siw2_sp1'
+if t_wait credit_wait 20; then
+	t_pass "credit wait: the client's QPs are in ERR, its queues empty"
+else
+	t_fail "credit wait: the client's QPs are in ERR, its queues empty" \
+		"$(rdma res show qp)"
+fi
+pkill -9 -f '^ib_send_bw .*siw2_sp2'
+wait "$spid" "$cpid" 2>/dev/null
+reap 5
+if t_wait all_gone 20; then
+	t_pass "credit wait: every object released"
+else
+	t_fail "credit wait: every object released" \
+		"$(cat /sys/kernel/debug/siw2/objects)"
+fi
 # A new QP starts with its doorbell armed: its first posts ring, then the
 # poller takes over.
 d0=$(cnt sq_doorbell)
