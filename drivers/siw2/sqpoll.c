@@ -19,9 +19,10 @@
  * sees the bit and rings.
  *
  * The bit is cleared only by siw2_sqpoll_watch(), under qp->lock with the
- * QP in RTS; the move to ERR sets it under the same lock. A QP the poller
- * finds out of RTS is let go with one more run of the engine, which flushes
- * what was posted meanwhile.
+ * QP in RTS and under the poller's lock before the QP is on its list, so
+ * that the poller's own setting of it comes after; the move to ERR sets
+ * it under qp->lock. A QP the poller finds out of RTS is let go with one
+ * more run of the engine, which flushes what was posted meanwhile.
  *
  * Pollers: one per CPU online at module load, not bound to it; a QP goes
  * to the poller of the CPU its first doorbell rang on and stays with it, so
