@@ -294,23 +294,28 @@ mid_why() {
 	echo l >/proc/sysrq-trigger
 	dmesg | sed -n "/$mark/,\$p" | head -n 300
 }
-bad=0 waits=0
-kills=${SQPOLL_KILLS:-8}
-for i in $(seq "$kills"); do
+# stream_start NAME: an ib_send_bw stream of 64 B sends, server in sp1
+# (spid), client in sp2 (cpid), output in $tmp/NAME.{s,c}; returns once
+# the test QPs exist. perftest -R connects twice: a QP each for its
+# parameter exchange, then one each for the test. A client killed between
+# the two leaves its server listening for the second connection
+# (perftest, not siw2: the exchange's DISCONNECTED goes to another event
+# channel), so kills wait for the test QPs.
+stream_start() {
 	ip netns exec sp1 timeout 60 ib_send_bw -R -F -d siw2_sp1 -s 64 \
-		-n 100000000 -p "$port" >"$tmp/mid.s" 2>&1 &
+		-n 100000000 -p "$port" >"$tmp/$1.s" 2>&1 &
 	spid=$!
 	t_wait "listening $port" 20
 	ip netns exec sp2 timeout 60 env "${penv[@]}" ib_send_bw -R -F \
-		-d siw2_sp2 -s 64 -n 100000000 -p "$port" $S >"$tmp/mid.c" 2>&1 &
+		-d siw2_sp2 -s 64 -n 100000000 -p "$port" $S >"$tmp/$1.c" 2>&1 &
 	cpid=$!
 	port=$((port + 1))
-	# perftest -R connects twice: a QP each for its parameter exchange,
-	# then one each for the test. A client killed between the two leaves
-	# its server listening for the second connection (perftest, not
-	# siw2: the exchange's DISCONNECTED goes to another event channel),
-	# so the kills start once the test QPs exist.
 	t_wait "[ \"\$(obj qp)\" -ge 4 ]" 20
+}
+bad=0 waits=0
+kills=${SQPOLL_KILLS:-8}
+for i in $(seq "$kills"); do
+	stream_start mid
 	sleep "0.$((RANDOM % 10))"
 	if [ $((i % 2)) = 1 ]; then
 		kill -9 "$cpid" 2>/dev/null
@@ -342,15 +347,7 @@ t_eq "killed mid-post x$kills: both sides ended, every object released" 0 "$bad"
 # of credit, then dies. The client lives on, as perftest does on any
 # iWARP device, and credit_wait must recognise it: QPs in ERR, queues
 # empty.
-ip netns exec sp1 timeout 60 ib_send_bw -R -F -d siw2_sp1 -s 64 \
-	-n 100000000 -p "$port" >"$tmp/cw.s" 2>&1 &
-spid=$!
-t_wait "listening $port" 20
-ip netns exec sp2 timeout 60 env "${penv[@]}" ib_send_bw -R -F \
-	-d siw2_sp2 -s 64 -n 100000000 -p "$port" $S >"$tmp/cw.c" 2>&1 &
-cpid=$!
-port=$((port + 1))
-t_wait "[ \"\$(obj qp)\" -ge 4 ]" 20
+stream_start cw
 sleep 2
 pkill -STOP -f '^ib_send_bw .*siw2_sp1'
 sleep 3
