@@ -223,6 +223,7 @@ static int newlink(const char *ibdev_name, struct net_device *ndev)
 	siw2_verbs_init_device(sdev);
 	ib_set_device_ops(&sdev->ibdev, &siw2_device_ops);
 	ib_set_device_ops(&sdev->ibdev, &siw2_verbs_ops);
+	ib_set_device_ops(&sdev->ibdev, &siw2_restrack_ops);
 	netdev_hold(ndev, &sdev->netdev_tracker, GFP_KERNEL);
 	sdev->netdev = ndev;
 	sdev->sq_poll_us = min(READ_ONCE(siw2_sq_poll_us_default),

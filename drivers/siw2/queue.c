@@ -276,6 +276,21 @@ int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from)
 	return 0;
 }
 
+/*
+ * Both indices as last published, for reports only (restrack.c): one of
+ * them is the other side's and is not checked. Zeros for an absent queue.
+ */
+void siw2_queue_indices(const struct siw2_queue *q, u32 *prod, u32 *cons)
+{
+	*prod = 0;
+	*cons = 0;
+	if (!q->size)
+		return;
+	lockdep_assert_held(q->lock);
+	*prod = READ_ONCE(q->ctl->prod);
+	*cons = READ_ONCE(q->ctl->cons);
+}
+
 /* ctl->flags, as the other side last wrote it (a CQ's arm). */
 u32 siw2_queue_flags(const struct siw2_queue *q)
 {

@@ -400,6 +400,9 @@ extern const struct ib_device_ops siw2_verbs_ops;
 void siw2_verbs_init_device(struct siw2_device *sdev);
 void siw2_verbs_uninit_device(struct siw2_device *sdev);
 
+/* restrack.c */
+extern const struct ib_device_ops siw2_restrack_ops;
+
 /* queue.c: shared rings */
 int __must_check siw2_queue_init(struct siw2_queue *q, struct ib_udata *udata,
 				 u32 size, u32 esize, spinlock_t *lock);
@@ -412,6 +415,7 @@ u32 siw2_queue_space(struct siw2_queue *q);
 void *siw2_queue_slot(struct siw2_queue *q);
 void siw2_queue_publish(struct siw2_queue *q);
 int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from);
+void siw2_queue_indices(const struct siw2_queue *q, u32 *prod, u32 *cons);
 u32 siw2_queue_flags(const struct siw2_queue *q);
 void siw2_queue_set_flags(struct siw2_queue *q, u32 flags);
 int siw2_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);

@@ -272,6 +272,41 @@ if [ -z "$ref" ]; then
 	t_log "rping between namespaces: $((SECONDS - start)) s"
 fi
 
+# --- rdma resource show -dd: siw2's details of a live connection's QP, CQ
+# and MR (restrack.c), read from the client's side of an rping.
+res_details() {
+	local name=res$port spid cpid qp cq mr opts
+	opts=(-a "$S4" -p "$port" -C 1000000 -S 64)
+	nsx ap1 timeout 60 rping -s "${opts[@]}" >"$tmp/$name.s" 2>&1 &
+	spid=$!
+	t_wait "listening ap1 $port" 20
+	nsx ap2 timeout 60 rping -c "${opts[@]}" >"$tmp/$name.c" 2>&1 &
+	cpid=$!
+	port=$((port + 1))
+	t_wait "nsx ap2 rdma res show qp link $cdev/1 | grep -q ' state RTS '" 20
+	qp=$(nsx ap2 rdma -dd res show qp link "$cdev/1")
+	cq=$(nsx ap2 rdma -dd res show cq dev "$cdev")
+	mr=$(nsx ap2 rdma -dd res show mr dev "$cdev")
+	kill "$cpid" "$spid" 2>/dev/null
+	wait "$cpid" "$spid" 2>/dev/null
+	t_match "rdma res show qp -dd: the rings' sizes and indices" \
+		'drv_sq_size [1-9][0-9]* drv_sq_prod [0-9]+ drv_sq_cons [0-9]+ drv_sq_fetch [0-9]+ .*drv_rq_size [1-9]' "$qp"
+	t_match "rdma res show qp -dd: the connection's MPA and RDMAP terms" \
+		'drv_mpa_rev 2 drv_mpa_enhanced 1 drv_crc 1 .*drv_ird [1-9][0-9]* drv_ird_active [0-9]+ drv_ord [1-9]' "$qp"
+	t_match "rdma res show cq -dd: the ring and its arm" \
+		'drv_cq_size [1-9][0-9]* drv_cq_prod [0-9]+ drv_cq_cons [0-9]+ drv_cq_arm [0-3] drv_cq_overflow 0' "$cq"
+	t_match "rdma res show mr -dd: a registered user MR" \
+		'drv_kind user drv_valid 1 drv_access 0x[0-9a-f]+ drv_npages [1-9]' "$mr"
+	# What the client published and what the kernel consumed of it.
+	# shellcheck disable=SC2016 # awk's own fields
+	t_ok "rdma res show qp -dd: no more SQEs outstanding than the SQ holds" \
+		awk '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) }
+		     END { n = v["drv_sq_prod"] - v["drv_sq_cons"]
+			   exit !("drv_sq_size" in v) || n < 0 ||
+				n > v["drv_sq_size"] }' <<<"$qp"
+}
+[ -z "$ref" ] && res_details
+
 # --- ucmatose: 2 connections, 10 messages of 100 B each way on each
 start=$SECONDS
 for a in $A4 $A6; do

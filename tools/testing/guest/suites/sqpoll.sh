@@ -279,7 +279,7 @@ mid_why() {
 			timeout 20 gdb -q -batch -p "$pid" -ex 'thread apply all bt' \
 				2>&1 | grep -E '^(#|Thread)' | head -n 40
 	done
-	rdma res show qp | sed 's/^/    /'
+	rdma -dd res show qp | sed 's/^/    /'
 	grep -v ' 0$' /sys/kernel/debug/siw2/counters | tr '\n' ' '
 	echo
 	tr '\n' ' ' </sys/kernel/debug/siw2/objects
