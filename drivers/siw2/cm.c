@@ -645,7 +645,7 @@ static int active_start(struct siw2_cep *cep)
 static void active_retry(struct siw2_cep *cep)
 {
 	lockdep_assert_held(&cep->lock);
-	siw2_count(SIW2_CNT_REV1_RETRY);
+	siw2_count(cep->sdev, SIW2_CNT_REV1_RETRY);
 	cep_disarm(cep);
 	siw2_sock_close(cep->sock, &cep->cb, !cep->fin);
 	cep->sock = NULL;
@@ -691,7 +691,7 @@ static void active_established(struct siw2_cep *cep)
 		ev.private_data_len = min_t(u16, conn->pdata_len, U8_MAX);
 	}
 	id->event_handler(id, &ev);
-	siw2_count(SIW2_CNT_CONNECTED);
+	siw2_count(cep->sdev, SIW2_CNT_CONNECTED);
 }
 
 static void active_error(struct siw2_cep *cep)
@@ -708,18 +708,18 @@ static void active_error(struct siw2_cep *cep)
 	}
 	switch (err) {
 	case SIW2_MPA_ERR_CLOSED:
-		siw2_count(SIW2_CNT_PEER_CLOSED);
+		siw2_count(cep->sdev, SIW2_CNT_PEER_CLOSED);
 		status = -ECONNRESET;
 		abortive = false;
 		break;
 	case SIW2_MPA_ERR_IRD:
 	case SIW2_MPA_ERR_NO_RTR:
-		siw2_count(SIW2_CNT_NEGOTIATION);
+		siw2_count(cep->sdev, SIW2_CNT_NEGOTIATION);
 		send_terminate(cep);
 		abortive = false;
 		break;
 	default:
-		siw2_count(SIW2_CNT_BAD_FRAME);
+		siw2_count(cep->sdev, SIW2_CNT_BAD_FRAME);
 		break;
 	}
 	active_fail(cep, status, false, abortive);
@@ -735,7 +735,7 @@ static void active_progress(struct siw2_cep *cep)
 		if (!n)
 			return;
 		if (n < 0) {
-			siw2_count(SIW2_CNT_REFUSED);
+			siw2_count(cep->sdev, SIW2_CNT_REFUSED);
 			/* The RDMA CM reports -ETIMEDOUT as unreachable. */
 			if (n == -EHOSTUNREACH || n == -ENETUNREACH)
 				n = -ETIMEDOUT;
@@ -760,7 +760,7 @@ static void active_progress(struct siw2_cep *cep)
 		break;
 	case SIW2_MPA_CM_REJECTED:
 		/* 7.1.2 rule 3: the Reply's Private Data goes to the ULP. */
-		siw2_count(SIW2_CNT_REJECT_RCVD);
+		siw2_count(cep->sdev, SIW2_CNT_REJECT_RCVD);
 		active_fail(cep, -ECONNREFUSED, true, false);
 		break;
 	default:
@@ -826,7 +826,7 @@ int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		goto fail;
 	id->add_ref(id);
 	cep->cm_id = id;
-	siw2_count(SIW2_CNT_CONNECT);
+	siw2_count(cep->sdev, SIW2_CNT_CONNECT);
 	mutex_unlock(&cep->lock);
 	cep_put(cep);
 	return 0;
@@ -888,10 +888,10 @@ static void passive_request(struct siw2_cep *cep)
 		ret = l->cm_id->event_handler(l->cm_id, &ev);
 	mutex_unlock(&l->ls->lock);
 	if (ret) {
-		siw2_count(SIW2_CNT_UPCALL_FAIL);
+		siw2_count(cep->sdev, SIW2_CNT_UPCALL_FAIL);
 		goto drop;
 	}
-	siw2_count(SIW2_CNT_REQUEST);
+	siw2_count(cep->sdev, SIW2_CNT_REQUEST);
 	cep_arm(cep, READ_ONCE(mpa_reply_timeout_ms));
 	return;
 
@@ -913,8 +913,8 @@ static void passive_progress(struct siw2_cep *cep)
 		return;
 	}
 	err = cep->mpa.err;
-	siw2_count(err == SIW2_MPA_ERR_CLOSED ? SIW2_CNT_PEER_CLOSED :
-						SIW2_CNT_BAD_FRAME);
+	siw2_count(cep->sdev, err == SIW2_MPA_ERR_CLOSED ?
+		   SIW2_CNT_PEER_CLOSED : SIW2_CNT_BAD_FRAME);
 	/*
 	 * RFC 5044 7.1.2: a bad frame closes the connection. A revision we
 	 * do not speak is closed gracefully, which an RFC 6581 initiator
@@ -999,7 +999,7 @@ int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ev.ird = depth(conn->ord, ord);
 	ev.ord = depth(conn->ird, ird);
 	id->event_handler(id, &ev);
-	siw2_count(SIW2_CNT_ACCEPTED);
+	siw2_count(cep->sdev, SIW2_CNT_ACCEPTED);
 	ret = 0;
 	goto out;
 
@@ -1034,7 +1034,7 @@ int siw2_cm_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 					pdata, pdata_len, cep->tx,
 					sizeof(cep->tx), &len))
 			siw2_sock_send(cep->sock, cep->tx, len);
-		siw2_count(SIW2_CNT_REJECT_SENT);
+		siw2_count(cep->sdev, SIW2_CNT_REJECT_SENT);
 		/* Graceful, so that the Reply reaches the peer. */
 		cep_finish(cep, false);
 	}
@@ -1094,11 +1094,11 @@ static void ls_dispatch(struct listen_sock *ls, struct socket *sock)
 		}
 	}
 	if (!found) {
-		siw2_count(SIW2_CNT_NO_DEVICE);
+		siw2_count(NULL, SIW2_CNT_NO_DEVICE);
 		goto drop;
 	}
 	if (l->npending >= l->backlog) {
-		siw2_count(SIW2_CNT_OVERFLOW);
+		siw2_count(l->sdev, SIW2_CNT_OVERFLOW);
 		goto drop;
 	}
 	cep = cep_alloc(l->sdev, ls->net);
@@ -1336,7 +1336,7 @@ int siw2_cm_destroy_listen(struct iw_cm_id *id)
 		cep->listener = NULL;
 		if (cep->state == CEP_AWAIT_REQUEST ||
 		    cep->state == CEP_AWAIT_ULP) {
-			siw2_count(SIW2_CNT_LISTEN_DROP);
+			siw2_count(cep->sdev, SIW2_CNT_LISTEN_DROP);
 			cep_finish(cep, true);
 		}
 		mutex_unlock(&cep->lock);
@@ -1368,7 +1368,7 @@ static void llp_closed(struct siw2_cep *cep)
 		ev.status = READ_ONCE(cep->llp_reason);
 		id->event_handler(id, &ev);
 	}
-	siw2_count(SIW2_CNT_DISCONNECT);
+	siw2_count(cep->sdev, SIW2_CNT_DISCONNECT);
 	cep_finish(cep, false);
 }
 
@@ -1416,23 +1416,23 @@ static void timed_out(struct siw2_cep *cep)
 	lockdep_assert_held(&cep->lock);
 	switch (cep->state) {
 	case CEP_CONNECTING:
-		siw2_count(SIW2_CNT_TCP_TIMEOUT);
+		siw2_count(cep->sdev, SIW2_CNT_TCP_TIMEOUT);
 		active_fail(cep, -ETIMEDOUT, false, true);
 		break;
 	case CEP_AWAIT_REPLY:
 		/* 7.1.2 rule 8 */
 		siw2_mpa_cm_timeout(&cep->mpa);
-		siw2_count(SIW2_CNT_REPLY_TIMEOUT);
+		siw2_count(cep->sdev, SIW2_CNT_REPLY_TIMEOUT);
 		active_fail(cep, -ETIMEDOUT, false, true);
 		break;
 	case CEP_AWAIT_REQUEST:
 		/* 7.1.2 rule 10 */
 		siw2_mpa_cm_timeout(&cep->mpa);
-		siw2_count(SIW2_CNT_REQUEST_TIMEOUT);
+		siw2_count(cep->sdev, SIW2_CNT_REQUEST_TIMEOUT);
 		cep_finish(cep, true);
 		break;
 	case CEP_AWAIT_ULP:
-		siw2_count(SIW2_CNT_ULP_TIMEOUT);
+		siw2_count(cep->sdev, SIW2_CNT_ULP_TIMEOUT);
 		cep_finish(cep, true);
 		break;
 	default:

@@ -278,7 +278,7 @@ unlock:
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (report) {
-		siw2_count(SIW2_CNT_CQ_OVERFLOW);
+		siw2_count(to_siw2_dev(cq->base.device), SIW2_CNT_CQ_OVERFLOW);
 		ibdev_dbg(cq->base.device, "cq %u: %s, completions lost\n",
 			  cq->id, ret == -EIO ? "corrupt ring" : "overflow");
 		cq_event(cq, IB_EVENT_CQ_ERR);

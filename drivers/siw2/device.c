@@ -142,6 +142,7 @@ static void dealloc_driver(struct ib_device *ibdev)
 		netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	sdev->netdev = NULL;
 	siw2_verbs_uninit_device(sdev);
+	siw2_counters_uninit_device(sdev);
 	siw2_obj_destroyed(SIW2_OBJ_DEVICE);
 }
 
@@ -224,6 +225,7 @@ static int newlink(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(&sdev->ibdev, &siw2_device_ops);
 	ib_set_device_ops(&sdev->ibdev, &siw2_verbs_ops);
 	ib_set_device_ops(&sdev->ibdev, &siw2_restrack_ops);
+	ib_set_device_ops(&sdev->ibdev, &siw2_counters_ops);
 	netdev_hold(ndev, &sdev->netdev_tracker, GFP_KERNEL);
 	sdev->netdev = ndev;
 	sdev->sq_poll_us = min(READ_ONCE(siw2_sq_poll_us_default),
@@ -240,6 +242,9 @@ static int newlink(const char *ibdev_name, struct net_device *ndev)
 	strscpy(sdev->ibdev.iw_ifname, netdev_name(ndev),
 		sizeof(sdev->ibdev.iw_ifname));
 
+	ret = siw2_counters_init_device(sdev);
+	if (ret)
+		goto err_dealloc;
 	ret = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (ret)
 		goto err_dealloc;

@@ -940,7 +940,7 @@ int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		siw2_count(SIW2_CNT_SQ_DOORBELL);
+		siw2_count(qp->sdev, SIW2_CNT_SQ_DOORBELL);
 		siw2_qp_kick_tx(qp);
 		siw2_sqpoll_watch(qp);
 		return 0;

@@ -613,7 +613,7 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 static void got_terminate(struct siw2_stream *s)
 {
 	s->rx.dead = true;
-	siw2_count(SIW2_CNT_TERM_RCVD);
+	siw2_count(s->sdev, SIW2_CNT_TERM_RCVD);
 	/* RFC 5040 7.2: the stream is over; close it without answering. */
 	siw2_qp_set_error(s->qp);
 	siw2_stream_close(s, -ECONNRESET, false);

@@ -48,6 +48,8 @@
 #define SIW2_STAG_KEY_MASK 0xffU
 #define SIW2_STAG_INDEX_MAX 0xffffff
 
+struct siw2_counters;
+
 /**
  * struct siw2_device - one siw2 RDMA device, bound to one netdev
  * @ibdev: the core's device; its refcount governs our lifetime
@@ -71,6 +73,7 @@
  * @cq_ids: source of CQ identifiers reported to the provider
  * @atomic_lock: serializes the RFC 7306 atomics the device executes for
  *	its peers (IB_ATOMIC_HCA); taken with interrupts off
+ * @counts: the device's event counters, per CPU (counters.c)
  */
 struct siw2_device {
 	struct ib_device ibdev;
@@ -91,6 +94,7 @@ struct siw2_device {
 	atomic_t cq_ids;
 	spinlock_t atomic_lock;	/* see above */
 	u32 sq_poll_us;		/* sqpoll.c; 0: every post rings */
+	struct siw2_counters __percpu *counts;
 };
 
 static inline struct siw2_device *to_siw2_dev(struct ib_device *ibdev)
@@ -384,9 +388,16 @@ enum siw2_counter {
 
 void siw2_obj_created(enum siw2_obj obj);
 void siw2_obj_destroyed(enum siw2_obj obj);
-void siw2_count(enum siw2_counter c);
 void siw2_debug_init(void);
 void siw2_debug_uninit(void);
+
+/* counters.c */
+struct seq_file;
+extern const struct ib_device_ops siw2_counters_ops;
+void siw2_count(struct siw2_device *sdev, enum siw2_counter c);
+int siw2_counters_show(struct seq_file *m, void *unused);
+int siw2_counters_init_device(struct siw2_device *sdev);
+void siw2_counters_uninit_device(struct siw2_device *sdev);
 
 /* crc.c */
 void siw2_crc_init(void);

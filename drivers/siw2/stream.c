@@ -226,7 +226,7 @@ void siw2_stream_terminate(struct siw2_stream *s, const struct siw2_term_info *t
 	siw2_stream_close(s, -EPROTO, false);
 	if (!first)
 		return;
-	siw2_count(SIW2_CNT_TERM_SENT);
+	siw2_count(s->sdev, SIW2_CNT_TERM_SENT);
 	siw2_qp_event(s->qp, access_error(t->cause) ? IB_EVENT_QP_ACCESS_ERR :
 						      IB_EVENT_QP_FATAL);
 }

@@ -112,7 +112,7 @@ struct siw2_zc *siw2_zc_new(struct siw2_stream *s)
 	spin_lock_irqsave(&zc_lock, flags);
 	list_add_tail(&zc->node, &s->zc_list);
 	spin_unlock_irqrestore(&zc_lock, flags);
-	siw2_count(SIW2_CNT_TX_ZC);
+	siw2_count(s->sdev, SIW2_CNT_TX_ZC);
 	return zc;
 }
 

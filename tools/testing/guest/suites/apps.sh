@@ -305,7 +305,30 @@ res_details() {
 			   exit !("drv_sq_size" in v) || n < 0 ||
 				n > v["drv_sq_size"] }' <<<"$qp"
 }
-[ -z "$ref" ] && res_details
+
+# --- each device's event counters (counters.c): the port's hw_counters
+# and rdma statistic. So far ap2 only connected and ap1 only accepted.
+hw_counters() {
+	local hw=/sys/class/infiniband/$1/ports/1/hw_counters
+	cat "$hw/$2"
+}
+dev_counters() {
+	t_eq "hw_counters: $sdev, the server, connected nothing" 0 \
+		"$(hw_counters "$sdev" cm_connect)"
+	t_eq "hw_counters: $cdev, the client, accepted nothing" 0 \
+		"$(hw_counters "$cdev" cm_accepted)"
+	t_ok "hw_counters: $sdev accepted the three rpings" \
+		test "$(hw_counters "$sdev" cm_accepted)" -ge 3
+	t_ok "hw_counters: $cdev connected the three rpings" \
+		test "$(hw_counters "$cdev" cm_connected)" -ge 3
+	t_match "rdma statistic show: the port's counters" \
+		"^link $cdev/1 .*cm_connected [1-9][0-9]* " \
+		"$(rdma statistic show link "$cdev/1")"
+}
+if [ -z "$ref" ]; then
+	res_details
+	dev_counters
+fi
 
 # --- ucmatose: 2 connections, 10 messages of 100 B each way on each
 start=$SECONDS
