@@ -173,7 +173,7 @@ need() { grep -Eq -- "$2" "$1" || why+=("$3"); }
 # not calibrate its cycle counter (r^2 < 0.9, a busy TCG host): the run is
 # done all the same.
 perf_run() {
-	local t=$1 size=$2 n=$3 limit=$4
+	local t=$1 size=$2 n=$3 limit=$4 ev
 	shift 4
 	name=pt$port why=()
 	pair "$name" "$limit" 0 "$sns" "$cns" \
@@ -182,6 +182,15 @@ perf_run() {
 	statuses "$limit"
 	need "$tmp/$name.c" "^ *$size +$n +([0-9]|inf|-?nan)" \
 		"the client printed no result row for $size B"
+	# A failed connection: the RDMA CM event perftest names above the
+	# lines verdict shows, and what siw2 counted (connect refusals).
+	[ ${#why[@]} = 0 ] && return
+	if ev=$(grep -h -m 2 '^Event: ' "$tmp/$name.c" "$tmp/$name.s"); then
+		why+=("$ev")
+	fi
+	if [ -r "$dbg/counters" ]; then
+		why+=("siw2 counters: $(grep -v ' 0$' "$dbg/counters" | tr '\n' ' ')")
+	fi
 }
 
 # rping_run CHECK SNS CNS ADDR SIZE [N]: N (1000) verified round trips.
