@@ -1179,9 +1179,14 @@ static struct listen_sock *ls_find(struct net *net,
 	return NULL;
 }
 
+/*
+ * A new shared socket for @l's address, with @l its first entry. @l is
+ * listed before the socket listens, under the lock ls_dispatch() takes:
+ * a connection that arrives at once finds its device, not an empty list.
+ */
 static int ls_create(struct net *net, const struct sockaddr_storage *addr,
-		     bool v6only, int backlog, int tos, bool reserved,
-		     struct listen_sock **res)
+		     bool v6only, int tos, bool reserved,
+		     struct siw2_listener *l)
 {
 	struct listen_sock *ls;
 	int ret;
@@ -1198,12 +1203,16 @@ static int ls_create(struct net *net, const struct sockaddr_storage *addr,
 	ls->net = get_net(net);
 	ls->addr = *addr;
 	ls->v6only = v6only;
-	/* Connections arriving at once wait for ls->sock to be set. */
 	mutex_lock(&ls->lock);
-	ret = siw2_sock_listen(net, addr, v6only, backlog, tos, reserved,
+	l->ls = ls;
+	list_add_tail(&l->node, &ls->entries);
+	ret = siw2_sock_listen(net, addr, v6only, l->backlog, tos, reserved,
 			       &ls->cb, &ls->sock);
+	if (ret)
+		list_del(&l->node);
 	mutex_unlock(&ls->lock);
 	if (ret) {
+		l->ls = NULL;
 		put_net(ls->net);
 		mutex_destroy(&ls->lock);
 		kfree(ls);
@@ -1211,7 +1220,6 @@ static int ls_create(struct net *net, const struct sockaddr_storage *addr,
 	}
 	list_add_tail(&ls->node, &listen_socks);
 	siw2_obj_created(SIW2_OBJ_LISTENER);
-	*res = ls;
 	return 0;
 }
 
@@ -1261,19 +1269,16 @@ int siw2_cm_create_listen(struct iw_cm_id *id, int backlog)
 
 	mutex_lock(&listen_socks_lock);
 	ls = ls_find(net, addr);
-	if (ls) {
-		if (ls->v6only != v6only) {
-			ret = -EADDRINUSE;
-			goto unlock;
-		}
-		kref_get(&ls->ref);
-	} else {
-		ret = ls_create(net, addr, v6only, l->backlog,
-				id->tos_set ? id->tos : -1, port_reserved(id),
-				&ls);
-		if (ret)
-			goto unlock;
+	if (!ls) {
+		ret = ls_create(net, addr, v6only, id->tos_set ? id->tos : -1,
+				port_reserved(id), l);
+		goto unlock;
 	}
+	if (ls->v6only != v6only) {
+		ret = -EADDRINUSE;
+		goto unlock;
+	}
+	kref_get(&ls->ref);
 	mutex_lock(&ls->lock);
 	list_for_each_entry(other, &ls->entries, node)
 		if (other->sdev == sdev)
