@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Device lifecycle: load, rdma link add/delete, what userspace sees through
-# libsiw2, refusals, netdev removal under a live device, unload, and 50
-# add/delete cycles without slab growth.
+# libsiw2, refusals, netdev removal under a live device, namespaces (both
+# modes of the RDMA subsystem), unload, and 50 add/delete cycles without
+# slab growth.
 . "$(dirname "$0")/../lib.sh"
 
 # The node GUID siw2 derives from a MAC: modified EUI-64, as ibv_devinfo
@@ -116,6 +117,71 @@ elif [ "$growth" -lt 192 ]; then
 else
 	t_fail "no slab growth over 50 cycles" "SUnreclaim grew ${growth} KiB"
 fi
+
+# Exclusive namespace mode (rdma system set netns exclusive): a device is
+# in one namespace only, and the administrator moves it (rdma dev set ...
+# netns, which the core allows only to drivers that can disassociate user
+# contexts). The core switches modes only while no other namespace exists.
+# Listens are on the namespaces' own addresses: the RDMA CM attaches a
+# wildcard listen to every device, whatever its namespace (admin guide).
+xsh() { ip netns exec "$@"; }
+x_rping() { xsh "$1" timeout 20 rping "$2" -a "$3" -p "$4" -C 10 -v; }
+xdev() { xsh "$1" rdma dev show | awk '{ print $2 }' | tr -d : | xargs; }
+if t_wait "rdma system set netns exclusive" 30; then
+	t_pass "rdma system set netns exclusive"
+	ip netns add x1
+	ip netns add x2
+	ip link add xv1 netns x1 type veth peer name xv2 netns x2
+	xsh x1 ip addr add 203.0.113.1/24 dev xv1
+	xsh x2 ip addr add 203.0.113.2/24 dev xv2
+	xsh x1 ip link set xv1 up
+	xsh x2 ip link set xv2 up
+	t_ok "exclusive: rdma link add inside a namespace" \
+		xsh x1 rdma link add siw2_x1 type siw2 netdev xv1
+	xsh x2 rdma link add siw2_x2 type siw2 netdev xv2
+	# A new device starts in the initial namespace, whatever its netdev's.
+	t_eq "exclusive: a new device is in the initial namespace" \
+		"siw2_x1 siw2_x2" "$(rdma dev show | grep -o 'siw2_x[12]' | xargs)"
+	t_eq "exclusive: it is not in its netdev's namespace" "" "$(xdev x1)"
+	t_refused "exclusive: nor can the RDMA CM there use it" \
+		x_rping x1 -s 203.0.113.1 7390
+	t_ok "exclusive: rdma dev set netns moves it" \
+		rdma dev set siw2_x1 netns x1
+	rdma dev set siw2_x2 netns x2
+	t_eq "exclusive: the moved device is in its namespace" siw2_x1 \
+		"$(xdev x1)"
+	t_eq "exclusive: and only there" "" \
+		"$(rdma dev show | grep -o 'siw2_x[12]')"
+	# One port listened on in each namespace, each by its own device.
+	x_rping x1 -s 203.0.113.1 7391 >/dev/null 2>&1 &
+	x_rping x2 -s 203.0.113.2 7391 >/dev/null 2>&1 &
+	t_ok "exclusive: each namespace listens on the same port" \
+		t_wait "xsh x1 ss -Hltn 'sport = :7391' | grep -q . &&
+			xsh x2 ss -Hltn 'sport = :7391' | grep -q ." 10
+	t_ok "exclusive: rping from x2 to x1's listener" \
+		x_rping x2 -c 203.0.113.1 7391
+	t_ok "exclusive: rping from x1 to x2's listener" \
+		x_rping x1 -c 203.0.113.2 7391
+	wait
+	# The device's sysfs, hw_counters too, moved with it.
+	t_ok "exclusive: the moved device counts its connections (sysfs)" \
+		test "$(xsh x1 cat \
+			/sys/class/infiniband/siw2_x1/ports/1/hw_counters/cm_connected)" \
+		-ge 1
+	# The namespaces go with their devices: the core moves each device
+	# back to the initial namespace, then its netdev's removal ends it.
+	ip netns del x1
+	ip netns del x2
+	t_ok "exclusive: deleting the namespaces removes their devices" \
+		t_wait "! rdma dev show | grep -q siw2_x" 20
+	t_ok "rdma system set netns shared, once the namespaces are gone" \
+		t_wait "rdma system set netns shared" 30
+else
+	t_fail "rdma system set netns exclusive" \
+		"$(rdma system set netns exclusive 2>&1)" "$(ip netns list)"
+fi
+t_match "the RDMA subsystem is back in shared mode" 'netns shared' \
+	"$(rdma system show)"
 
 t_ok "a live device at unload" rdma link add siw2_0 type siw2 netdev d0
 t_ok "modprobe -r siw2 with a device present" modprobe -r siw2
