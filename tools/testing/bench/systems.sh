@@ -50,6 +50,12 @@ BENCH_SYSTEMS=(
 	# MPA CRCs by crc32c() instead of the implementation siw2 timed
 	# fastest at load (module parameter mpa_crc_impl); CRC on only.
 	"siw2-crclib|rdma|on|siw2_setup mod:mpa_crc_impl=lib|siw2_teardown|siw2, CRC32c by crc32c() (mpa_crc_impl=lib)"
+	# siw2.ko of another commit (scripts/bench --base REF builds it; run's
+	# --base-ko names it), for an A/B in one guest run: each repetition
+	# visits it and siw2 in turn. Not a "siw2..." name, so that the report
+	# gives siw2's figures as ratios to it. The provider is this tree's:
+	# REF must have the same uAPI.
+	"base|rdma|off on|siw2_setup ko:base|siw2_teardown|siw2 of another commit (scripts/bench --base)"
 	"siw|rdma|off on|siw_setup|siw_teardown|upstream siw (Debian's linux-source, out of tree)"
 	"rxe|rdma|-|rxe_setup|rxe_teardown|rdma_rxe (RoCEv2; ICRC always on)"
 	"tcp|tcp|-|true|true|kernel TCP (iperf3 one stream; tcp_pp ping-pong)"
@@ -105,11 +111,20 @@ wait_port_active() {
 
 # --- siw2 --------------------------------------------------------------------
 
-# siw2_setup CRC [KNOB=VALUE...] [mod:PARAM=VALUE...]
+# siw2_setup CRC [KNOB=VALUE...] [mod:PARAM=VALUE...] [ko:base]
 siw2_setup() {
 	local crc=$1 kv knob val dev
 	shift
 	modprobe siw2 || return 1
+	# ko:base: SIW2_BASE_KO instead, once modprobe has loaded what siw2
+	# needs.
+	if [[ " $* " = *" ko:base "* ]]; then
+		if [ ! -r "${SIW2_BASE_KO:-}" ]; then
+			echo "bench: no siw2.ko of a base commit ('${SIW2_BASE_KO:-}'; scripts/bench --base REF)" >&2
+			return 1
+		fi
+		rmmod siw2 && insmod "$SIW2_BASE_KO" || return 1
+	fi
 	case $crc in
 	on) echo Y >/sys/module/siw2/parameters/mpa_crc ;;
 	off) echo N >/sys/module/siw2/parameters/mpa_crc ;;
@@ -130,7 +145,7 @@ siw2_setup() {
 	# The send engine knob (see BENCH_SYSTEMS): per device, set before
 	# any QP exists.
 	for kv in "$@"; do
-		[[ $kv = mod:* ]] && continue
+		[[ $kv = mod:* || $kv = ko:* ]] && continue
 		knob=${kv%%=*} val=${kv#*=}
 		for dev in $DEV_S $DEV_C; do
 			if [ ! -e "/sys/class/infiniband/$dev/siw2/$knob" ]; then
