@@ -182,7 +182,7 @@ int siw2_cq_poll(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	spin_lock_irqsave(&cq->lock, flags);
 	avail = siw2_queue_avail(&cq->q);
 	for (i = 0; i < num && i < avail; i++) {
-		siw2_queue_read(&cq->q, cq->q.cons, &cqe);
+		memcpy(&cqe, siw2_queue_entry(&cq->q, cq->q.cons), sizeof(cqe));
 		siw2_queue_consume(&cq->q, 1);
 		cqe_to_wc(cq, &cqe, &wc[i]);
 	}

@@ -125,6 +125,25 @@ void siw2_qp_iw_rem_ref(struct ib_qp *ibqp)
 }
 
 /* Is this copy of an SQE one this QP may execute? */
+/*
+ * Copies an SQE out of its slot: the fixed part, then only the SGEs or
+ * inline octets it says it has (no more than the slot holds), a fraction
+ * of the slot for a small message. The rest of @out is left alone;
+ * nothing reads beyond num_sge or inline_len.
+ */
+static void sqe_read(struct siw2_sqe *out, const struct siw2_sqe *slot)
+{
+	size_t n;
+
+	memcpy(out, slot, offsetof(struct siw2_sqe, sge));
+	if (out->flags & SIW2_WQE_INLINE)
+		n = min_t(size_t, out->inline_len, sizeof(out->inline_data));
+	else
+		n = min_t(size_t, out->num_sge, ARRAY_SIZE(out->sge)) *
+		    sizeof(out->sge[0]);
+	memcpy(out->inline_data, slot->inline_data, n);
+}
+
 static bool sqe_valid(const struct siw2_qp *qp, const struct siw2_sqe *sqe)
 {
 	u8 op = sqe->opcode;
@@ -319,17 +338,19 @@ static bool flush_sq(struct siw2_qp *qp)
 		.status = IB_WC_WR_FLUSH_ERR,
 		.qp_num = qp->base.qp_num,
 	};
-	struct siw2_sqe sqe;
+	const struct siw2_sqe *sqe;
 	u32 n;
+	u8 op;
 
 	lockdep_assert_held(&qp->sq_lock);
 	if (READ_ONCE(qp->state) != IB_QPS_ERR)
 		return false;
 	for (n = siw2_queue_avail(&qp->sq); n; n--) {
-		siw2_queue_read(&qp->sq, qp->sq.cons, &sqe);
-		cqe.wr_id = sqe.wr_id;
-		cqe.opcode = sqe.opcode < SIW2_OP_MAX ?
-			     sqe_wc_opcode[sqe.opcode] : SIW2_WC_SEND;
+		sqe = siw2_queue_entry(&qp->sq, qp->sq.cons);
+		cqe.wr_id = READ_ONCE(sqe->wr_id);
+		op = READ_ONCE(sqe->opcode);
+		cqe.opcode = op < SIW2_OP_MAX ? sqe_wc_opcode[op] :
+			     SIW2_WC_SEND;
 		/* The slot is free before its CQE shows (sq_complete()). */
 		siw2_queue_consume(&qp->sq, 1);
 		/* An overflow is the CQ's error, reported there. */
@@ -346,15 +367,15 @@ static bool flush_rq(struct siw2_qp *qp)
 		.status = IB_WC_WR_FLUSH_ERR,
 		.qp_num = qp->base.qp_num,
 	};
-	struct siw2_rqe rqe;
+	const struct siw2_rqe *rqe;
 	u32 n;
 
 	lockdep_assert_held(&qp->rq_lock);
 	if (READ_ONCE(qp->state) != IB_QPS_ERR || qp->srq)
 		return false;
 	for (n = siw2_queue_avail(&qp->rq); n; n--) {
-		siw2_queue_read(&qp->rq, qp->rq.cons, &rqe);
-		cqe.wr_id = rqe.wr_id;
+		rqe = siw2_queue_entry(&qp->rq, qp->rq.cons);
+		cqe.wr_id = READ_ONCE(rqe->wr_id);
 		siw2_queue_consume(&qp->rq, 1);
 		siw2_cq_post(qp->rcq, &cqe);
 	}
@@ -1056,7 +1077,7 @@ int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out, u32 *idx)
 	}
 	if (qp->sq_fetch - qp->sq.cons >= avail)
 		goto unlock;
-	siw2_queue_read(&qp->sq, qp->sq_fetch, out);
+	sqe_read(out, siw2_queue_entry(&qp->sq, qp->sq_fetch));
 	*idx = qp->sq_fetch++;
 	ret = sqe_valid(qp, out) ? 0 : -EINVAL;
 unlock:
@@ -1143,7 +1164,7 @@ int siw2_qp_get_rqe(struct siw2_qp *qp, struct siw2_rqe *out)
 	if (qp->rq.broken) {
 		ret = -EIO;
 	} else if (avail) {
-		siw2_queue_read(&qp->rq, qp->rq.cons, out);
+		siw2_rqe_read(out, siw2_queue_entry(&qp->rq, qp->rq.cons));
 		siw2_queue_consume(&qp->rq, 1);
 		ret = siw2_rqe_valid(out, qp->max_recv_sge) ? 0 : -EINVAL;
 	}

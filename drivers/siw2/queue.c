@@ -169,15 +169,15 @@ u32 siw2_queue_avail(struct siw2_queue *q)
 }
 
 /*
- * Copies the entry at free-running index @idx out of the ring. The caller
- * has learned from siw2_queue_avail() that @idx is published and validates
- * the copy.
+ * The entry at free-running index @idx, in place. The caller has learned
+ * from siw2_queue_avail() that @idx is published. A user ring's producer
+ * may rewrite the entry at any time: the caller copies what it needs,
+ * reads each field of the copy once and validates it.
  */
-void siw2_queue_read(const struct siw2_queue *q, u32 idx, void *out)
+const void *siw2_queue_entry(const struct siw2_queue *q, u32 idx)
 {
 	lockdep_assert_held(q->lock);
-	memcpy(out, q->entries + (size_t)(idx & (q->size - 1)) * q->esize,
-	       q->esize);
+	return q->entries + (size_t)(idx & (q->size - 1)) * q->esize;
 }
 
 /* Hands @n consumed slots back to the producer. */

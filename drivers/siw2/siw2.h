@@ -420,7 +420,7 @@ int __must_check siw2_queue_init(struct siw2_queue *q, struct ib_udata *udata,
 void siw2_queue_uninit(struct siw2_queue *q);
 u64 siw2_queue_key(const struct siw2_queue *q);
 u32 siw2_queue_avail(struct siw2_queue *q);
-void siw2_queue_read(const struct siw2_queue *q, u32 idx, void *out);
+const void *siw2_queue_entry(const struct siw2_queue *q, u32 idx);
 void siw2_queue_consume(struct siw2_queue *q, u32 n);
 u32 siw2_queue_space(struct siw2_queue *q);
 void *siw2_queue_slot(struct siw2_queue *q);
@@ -458,6 +458,7 @@ int siw2_srq_post_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 int siw2_srq_get_rqe(struct siw2_srq *srq, struct siw2_rqe *out);
 int siw2_rqe_from_wr(struct siw2_rqe *rqe, const struct ib_recv_wr *wr,
 		     u32 max_sge);
+void siw2_rqe_read(struct siw2_rqe *out, const struct siw2_rqe *slot);
 bool siw2_rqe_valid(const struct siw2_rqe *rqe, u32 max_sge);
 
 static inline struct siw2_srq *to_siw2_srq(struct ib_srq *ibsrq)

@@ -45,6 +45,19 @@ int siw2_rqe_from_wr(struct siw2_rqe *rqe, const struct ib_recv_wr *wr,
 }
 
 /* Checks a copy of an RQE taken from a ring. */
+/*
+ * Copies an RQE out of its slot: the fixed part, then only the SGEs it
+ * says it has (no more than the slot holds). The rest of @out is left
+ * alone; nothing reads an SGE beyond num_sge.
+ */
+void siw2_rqe_read(struct siw2_rqe *out, const struct siw2_rqe *slot)
+{
+	memcpy(out, slot, offsetof(struct siw2_rqe, sge));
+	memcpy(out->sge, slot->sge,
+	       min_t(size_t, out->num_sge, ARRAY_SIZE(out->sge)) *
+	       sizeof(out->sge[0]));
+}
+
 bool siw2_rqe_valid(const struct siw2_rqe *rqe, u32 max_sge)
 {
 	return rqe->num_sge <= max_sge;
@@ -228,7 +241,7 @@ int siw2_srq_get_rqe(struct siw2_srq *srq, struct siw2_rqe *out)
 		}
 		goto unlock;
 	}
-	siw2_queue_read(&srq->q, srq->q.cons, out);
+	siw2_rqe_read(out, siw2_queue_entry(&srq->q, srq->q.cons));
 	siw2_queue_consume(&srq->q, 1);
 	if (srq->limit && avail - 1 < srq->limit) {
 		srq->limit = 0;
