@@ -36,6 +36,15 @@
  *   ibv_wr_local_inv: it completes as LOCAL_INV with LOC_PROT_ERR, and the
  *   connection ends.
  *
+ * MODE badsqe, badinline, badrqe:
+ *   A process that writes its rings behind libsiw2's back. The client
+ *   puts a malformed entry straight into its QP's shared ring (libsiw2's
+ *   own header says where the rings are): an SQE with 255 SGEs, an inline
+ *   SQE that claims 65535 octets, or an RQE with 255 SGEs, which the
+ *   server's Send then meets. The kernel must complete that entry with
+ *   LOC_QP_OP_ERR, flush what follows and end the connection; the rest
+ *   of the run shows nothing broke (no oops, the objects go).
+ *
  * -T SEC bounds every wait (default 60).
  */
 #include <endian.h>
@@ -53,6 +62,8 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+
+#include "siw2.h"	/* libsiw2's QP, for the hostile modes */
 
 #define BUF_LEN 65536
 #define NRECV 8
@@ -437,6 +448,23 @@ static void server_checks(struct side *s)
 	      "%llu", (unsigned long long)word);
 }
 
+/* badrqe: one Send, which meets the client's malformed RQE. */
+static void server_send(struct side *s)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)s->buf, .length = 16,
+			       .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 80, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct comp c = { .wr_id = ~0ULL };
+
+	check(!ibv_post_send(s->qp, &wr, &bad), "the server's Send posted",
+	      "%s", strerror(errno));
+	/* Its outcome depends on when the Terminate arrives; it completes. */
+	check(poll_comps(s, &c, 1) == 1 && c.wr_id == 80,
+	      "the server's Send completes", "no completion");
+}
+
 static int run_server(const char *host, const char *port, const char *mode)
 {
 	struct rdma_conn_param param = {
@@ -506,6 +534,8 @@ static int run_server(const char *host, const char *port, const char *mode)
 
 	if (!strcmp(mode, "main"))
 		server_checks(&s);
+	else if (!strcmp(mode, "badrqe"))
+		server_send(&s);
 	ev = wait_event(&s, RDMA_CM_EVENT_DISCONNECTED);
 	check(ev != NULL, "the connection ends", "no DISCONNECTED");
 	if (ev)
@@ -822,6 +852,82 @@ static void local_inv(struct side *s)
 	      n ? (int)c[0].opcode : -1);
 }
 
+/*
+ * Writes @len octets of an entry into @r's next slot and publishes it,
+ * as libsiw2 does but with no check at all.
+ */
+static void raw_post(struct siw2_ring *r, const void *ent, size_t len)
+{
+	uint32_t prod = __atomic_load_n(&r->ctl->prod, __ATOMIC_RELAXED);
+
+	memcpy((char *)r->ents + (size_t)(prod & (r->num - 1)) * r->ent_size,
+	       ent, len);
+	__atomic_store_n(&r->ctl->prod, prod + 1, __ATOMIC_RELEASE);
+}
+
+static struct siw2_qp *uqp(struct ibv_qp *qp)
+{
+	return pabi_container_of(qp, struct siw2_qp, vqp.qp);
+}
+
+/*
+ * badsqe, badinline: a malformed SQE, then a valid Send through libsiw2,
+ * whose doorbell makes the kernel look. The first completes with
+ * LOC_QP_OP_ERR, the second is flushed.
+ */
+static void bad_sqe(struct side *s, const char *mode)
+{
+	struct siw2_sqe sqe = { .wr_id = 60, .opcode = SIW2_OP_SEND,
+				.flags = SIW2_WQE_SIGNALED };
+	struct ibv_sge sge = { .addr = (uintptr_t)s->buf, .length = 16,
+			       .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 61, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	const char *name;
+	struct comp c[2];
+	int n;
+
+	if (!strcmp(mode, "badinline")) {
+		sqe.flags |= SIW2_WQE_INLINE;
+		sqe.inline_len = 0xffff;
+		name = "an inline SQE of 65535 octets completes with LOC_QP_OP_ERR, the next is flushed";
+	} else {
+		sqe.num_sge = 255;
+		name = "an SQE of 255 SGEs completes with LOC_QP_OP_ERR, the next is flushed";
+	}
+	raw_post(&uqp(s->qp)->sq, &sqe, sizeof(sqe));
+	check(!ibv_post_send(s->qp, &wr, &bad), "a valid Send posted after it",
+	      "%s", strerror(errno));
+	n = poll_comps(s, c, 2);
+	check(n == 2 && c[0].wr_id == 60 && c[0].status == IBV_WC_LOC_QP_OP_ERR &&
+	      c[1].wr_id == 61 && c[1].status == IBV_WC_WR_FLUSH_ERR,
+	      name, "%d completions: %llu %s, %llu %s", n,
+	      n > 0 ? (unsigned long long)c[0].wr_id : 0ULL,
+	      n > 0 ? ibv_wc_status_str(c[0].status) : "-",
+	      n > 1 ? (unsigned long long)c[1].wr_id : 0ULL,
+	      n > 1 ? ibv_wc_status_str(c[1].status) : "-");
+}
+
+/* badrqe: the malformed RQE goes in before the connection. */
+static void bad_rqe_post(struct side *s)
+{
+	struct siw2_rqe rqe = { .wr_id = 70, .num_sge = 255 };
+
+	raw_post(&uqp(s->qp)->rq, &rqe, sizeof(rqe));
+}
+
+static void bad_rqe_check(struct side *s)
+{
+	struct comp c = { .wr_id = ~0ULL };
+
+	check(poll_comps(s, &c, 1) == 1 && c.wr_id == 70 &&
+	      c.status == IBV_WC_LOC_QP_OP_ERR && c.opcode == IBV_WC_RECV,
+	      "an RQE of 255 SGEs completes with LOC_QP_OP_ERR",
+	      "wr_id %llu status %s opcode %d", (unsigned long long)c.wr_id,
+	      ibv_wc_status_str(c.status), c.opcode);
+}
+
 static int run_client(const char *host, const char *port, const char *mode)
 {
 	struct rdma_conn_param param = {
@@ -871,6 +977,8 @@ static int run_client(const char *host, const char *port, const char *mode)
 	if (!s.qpx)
 		goto out;
 	info("max_inline_data granted: %u", qa.cap.max_inline_data);
+	if (!strcmp(mode, "badrqe"))
+		bad_rqe_post(&s);
 
 	if (rdma_connect(s.id, &param)) {
 		info("ERROR rdma_connect: %s", strerror(errno));
@@ -890,6 +998,10 @@ static int run_client(const char *host, const char *port, const char *mode)
 		batch_b(&s);
 		batch_c(&s);
 		batch_d(&s);
+	} else if (!strcmp(mode, "badsqe") || !strcmp(mode, "badinline")) {
+		bad_sqe(&s, mode);
+	} else if (!strcmp(mode, "badrqe")) {
+		bad_rqe_check(&s);
 	} else {
 		local_inv(&s);
 	}
@@ -909,7 +1021,7 @@ int main(int argc, char **argv)
 	int i;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv] [-T SEC]\n");
+		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv|badsqe|badinline|badrqe] [-T SEC]\n");
 		return 2;
 	}
 	for (i = 4; i + 1 < argc; i += 2) {

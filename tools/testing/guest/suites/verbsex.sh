@@ -13,7 +13,10 @@
 # sending anything. Then what perftest does with siw2: its -R runs create
 # their QPs with rdma_create_qp_ex when perftest uses the ibv_wr_* API.
 # First the device's capabilities as ibv_devinfo -v shows them (and port
-# events, which it advertises); no siw2 object left at the end.
+# events, which it advertises); no siw2 object left at the end. And a
+# process that writes malformed SQEs and RQEs straight into its rings,
+# behind libsiw2's back: each completes with an error and ends the
+# connection.
 . "$(dirname "$0")/../lib.sh"
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +36,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! gcc -O2 -Wall -Wextra -o "$tmp/verbsex_test" "$here/verbsex_test.c" \
+top=$(cd "$here/../../.." && pwd)
+if ! gcc -O2 -Wall -Wextra -I"$top/userspace/provider" -I"$top/include/uapi" \
+	-o "$tmp/verbsex_test" "$here/verbsex_test.c" \
 	-lrdmacm -libverbs 2>"$tmp/cc.log"; then
 	t_fail "build verbsex_test" "$(cat "$tmp/cc.log")"
 	t_done
@@ -126,6 +131,9 @@ runpair() {
 
 runpair wr main
 runpair localinv localinv
+runpair badsqe badsqe
+runpair badinline badinline
+runpair badrqe badrqe
 # shellcheck disable=SC2016 # t_wait evaluates it
 t_wait '[ "$(obj cep)" = 0 ]' 15
 
