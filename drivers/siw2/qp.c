@@ -124,7 +124,6 @@ void siw2_qp_iw_rem_ref(struct ib_qp *ibqp)
 	siw2_qp_put(to_siw2_qp(ibqp));
 }
 
-/* Is this copy of an SQE one this QP may execute? */
 /*
  * Copies an SQE out of its slot: the fixed part, then only the SGEs or
  * inline octets it says it has (no more than the slot holds), a fraction
@@ -144,6 +143,7 @@ static void sqe_read(struct siw2_sqe *out, const struct siw2_sqe *slot)
 	memcpy(out->inline_data, slot->inline_data, n);
 }
 
+/* Is this copy of an SQE one this QP may execute? */
 static bool sqe_valid(const struct siw2_qp *qp, const struct siw2_sqe *sqe)
 {
 	u8 op = sqe->opcode;

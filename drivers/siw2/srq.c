@@ -44,7 +44,6 @@ int siw2_rqe_from_wr(struct siw2_rqe *rqe, const struct ib_recv_wr *wr,
 	return 0;
 }
 
-/* Checks a copy of an RQE taken from a ring. */
 /*
  * Copies an RQE out of its slot: the fixed part, then only the SGEs it
  * says it has (no more than the slot holds). The rest of @out is left
@@ -58,6 +57,7 @@ void siw2_rqe_read(struct siw2_rqe *out, const struct siw2_rqe *slot)
 	       sizeof(out->sge[0]));
 }
 
+/* Checks a copy of an RQE taken from a ring. */
 bool siw2_rqe_valid(const struct siw2_rqe *rqe, u32 max_sge)
 {
 	return rqe->num_sge <= max_sge;
