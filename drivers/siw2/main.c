@@ -15,6 +15,7 @@ static int __init siw2_mod_init(void)
 	int ret;
 
 	siw2_crc_init();
+	siw2_copy_init();
 	siw2_debug_init();
 	ret = siw2_stream_init();
 	if (ret)

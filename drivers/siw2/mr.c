@@ -583,7 +583,7 @@ int siw2_mr_copy_to_crc(struct siw2_mr *mr, u64 addr, const void *src,
 		if (crc)
 			*crc = siw2_mpa_crc_copy(*crc, dst, src, n);
 		else
-			memcpy(dst, src, n);
+			siw2_copy(dst, src, n);
 		if (!l.va)
 			kunmap_local(dst);
 		addr += n;
@@ -638,10 +638,10 @@ int siw2_mr_copy_from(struct siw2_mr *mr, u64 addr, void *dst, u64 len)
 			return ret;
 		n = min_t(u64, len, l.len);
 		if (l.va) {
-			memcpy(dst, l.va, n);
+			siw2_copy(dst, l.va, n);
 		} else {
 			src = kmap_local_page(l.page);
-			memcpy(dst, src + l.off, n);
+			siw2_copy(dst, src + l.off, n);
 			kunmap_local(src);
 		}
 		addr += n;

@@ -402,6 +402,10 @@ void siw2_counters_uninit_device(struct siw2_device *sdev);
 /* crc.c */
 void siw2_crc_init(void);
 
+/* copy.c */
+void siw2_copy(void *dst, const void *src, size_t len);
+void siw2_copy_init(void);
+
 /* device.c */
 int siw2_device_init(void);
 void siw2_device_uninit(void);

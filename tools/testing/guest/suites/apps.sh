@@ -578,6 +578,38 @@ crc_impls() {
 	t_log "CRC32c implementations: $((SECONDS - start)) s"
 }
 
+# copy_impls: with CRCs off, payload is copied by memcpy() or by siw2's
+# loop of 8-octet moves (copy_impl). Lengths that are not a multiple of 8
+# take the loop's tail; rping verifies every octet.
+copy_impls() {
+	local impl=/sys/module/siw2/parameters/copy_impl flip v term
+	local start=$SECONDS
+	t_match "copy_impl reads back lib or words" '^(lib|words)$' \
+		"$(cat "$impl")"
+	t_refused "copy_impl refuses an unknown implementation" \
+		sh -c "echo bogus >$impl"
+	echo N >"$crc"
+	term=$(cnt term_sent)
+	for v in lib words; do
+		echo "$v" >"$impl"
+		t_eq "copy_impl set to $v" "$v" "$(cat "$impl")"
+		rping_run "copy_impl=$v, CRC off: rping, $where, 65003 B x100 verified" \
+			"$sns" "$cns" "$A4" 65003 100
+	done
+	(while :; do echo lib >"$impl"; echo words >"$impl"; done) &
+	flip=$!
+	rping_run "copy_impl flipping, CRC off: rping, $where, 1005 B x500 verified" \
+		"$sns" "$cns" "$A4" 1005 500
+	kill "$flip"
+	wait "$flip" 2>/dev/null
+	t_eq "copy_impl: no Terminate was sent" "$term" "$(cnt term_sent)"
+	echo auto >"$impl"
+	t_match "copy_impl auto chose lib or words" '^(lib|words)$' \
+		"$(cat "$impl")"
+	echo Y >"$crc"
+	t_log "payload copy implementations: $((SECONDS - start)) s"
+}
+
 if command -v ib_write_bw >/dev/null; then
 	start=$SECONDS
 	if [ -z "$ref" ]; then
@@ -605,6 +637,7 @@ if command -v ib_write_bw >/dev/null; then
 		large_fpdus
 		zero_copy
 		crc_impls
+		copy_impls
 	else
 		perftest_matrix default
 		t_log "perftest: $((SECONDS - start)) s"
