@@ -8,6 +8,7 @@
 #include <linux/completion.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -398,6 +399,37 @@ void siw2_count(struct siw2_device *sdev, enum siw2_counter c);
 int siw2_counters_show(struct seq_file *m, void *unused);
 int siw2_counters_init_device(struct siw2_device *sdev);
 void siw2_counters_uninit_device(struct siw2_device *sdev);
+
+/* choose.c */
+#define SIW2_CHOICE_PROBE_LEN	4096
+
+/**
+ * struct siw2_choice - two implementations of one function, one in use
+ * @what: what they compute, for the kernel log
+ * @name: the module parameter's names of the library's and siw2's own
+ * @run: one pass of either over SIW2_CHOICE_PROBE_LEN octets; @buf holds
+ *	twice that
+ * @agree: optional; whether both compute the same over @buf
+ * @use: make one the implementation in use; any context, may be called
+ *	before module init
+ * @own: siw2's own is in use
+ * @set_by_param: the parameter was set at load; init keeps that choice
+ *
+ * A module parameter of siw2_choice_ops with the choice as its argument
+ * selects: "auto" times both and keeps the faster, a name selects one.
+ */
+struct siw2_choice {
+	const char *what;
+	const char *name[2];
+	void (*run)(bool own, u8 *buf);
+	bool (*agree)(u8 *buf);
+	void (*use)(bool own);
+	bool own;
+	bool set_by_param;
+};
+
+extern const struct kernel_param_ops siw2_choice_ops;
+void siw2_choice_init(struct siw2_choice *c);
 
 /* crc.c */
 void siw2_crc_init(void);
