@@ -113,6 +113,18 @@ all_gone() {
 	done
 }
 
+# listening NS PORT: a TCP socket listens on PORT in network namespace NS
+# ("-" being this one).
+listening() {
+	if [ "$1" = - ]; then
+		ss -Hltn "sport = :$2"
+	else
+		ip netns exec "$1" ss -Hltn "sport = :$2"
+	fi | grep -q .
+}
+# t_listening NS PORT [SECONDS]: waits until it does (default 20 s).
+t_listening() { t_wait "listening $1 $2" "${3:-20}"; }
+
 # wait_for FILE REGEX [SECONDS]: FILE gets a line matching REGEX.
 wait_for() { t_wait "grep -Eq -- '$2' '$1'" "${3:-20}"; }
 

@@ -39,7 +39,6 @@ nsx() {
 	shift
 	if [ "$ns" = - ]; then "$@"; else ip netns exec "$ns" "$@"; fi
 }
-listening() { nsx "$1" ss -Hltn "sport = :$2" | grep -q .; }
 
 cleanup() {
 	# shellcheck disable=SC2046
@@ -310,7 +309,7 @@ res_details() {
 	opts=(-a "$S4" -p "$port" -C 1000000 -S 64)
 	nsx ap1 timeout 60 rping -s "${opts[@]}" >"$tmp/$name.s" 2>&1 &
 	spid=$!
-	t_wait "listening ap1 $port" 20
+	t_listening ap1 "$port"
 	nsx ap2 timeout 60 rping -c "${opts[@]}" >"$tmp/$name.c" 2>&1 &
 	cpid=$!
 	port=$((port + 1))
@@ -521,7 +520,7 @@ zero_copy() {
 	nsx "$sns" timeout 60 ib_write_bw -R -F -d "$sdev" -s 1048576 -n 100000 \
 		-p "$port" >"$tmp/$name.s" 2>&1 &
 	spid=$!
-	t_wait "listening $sns $port" 20
+	t_listening "$sns" "$port"
 	nsx "$cns" timeout 60 ib_write_bw -R -F -d "$cdev" -s 1048576 -n 100000 \
 		-p "$port" "$A4" >"$tmp/$name.c" 2>&1 &
 	cpid=$!

@@ -156,8 +156,7 @@ if t_wait "rdma system set netns exclusive" 30; then
 	x_rping x1 -s 203.0.113.1 7391 >/dev/null 2>&1 &
 	x_rping x2 -s 203.0.113.2 7391 >/dev/null 2>&1 &
 	t_ok "exclusive: each namespace listens on the same port" \
-		t_wait "xsh x1 ss -Hltn 'sport = :7391' | grep -q . &&
-			xsh x2 ss -Hltn 'sport = :7391' | grep -q ." 10
+		t_wait "listening x1 7391 && listening x2 7391" 10
 	t_ok "exclusive: rping from x2 to x1's listener" \
 		x_rping x2 -c 203.0.113.1 7391
 	t_ok "exclusive: rping from x1 to x2's listener" \

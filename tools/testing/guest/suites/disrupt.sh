@@ -64,7 +64,7 @@ t_ok "two namespaces with a siw2 device each" setup_net
 rping_pair() {
 	ip netns exec d1 timeout 120 rping -s -a $A -p "$1" -V -S 4096 -C 0 \
 		>"$tmp/s$1" 2>&1 &
-	t_wait "ss -N d1 -Hltn 'sport = :$1' | grep -q ." 20
+	t_listening d1 "$1"
 	ip netns exec d2 timeout 120 stdbuf -oL rping -c -a $A -p "$1" -V \
 		-S 4096 -C 0 -v >"$tmp/c$1" 2>&1 &
 	t_wait "grep -q 'ping data' '$tmp/c$1'" 30
@@ -105,7 +105,7 @@ t_ok "kill server: every object released" drained
 if command -v ib_write_bw >/dev/null; then
 	ip netns exec d1 timeout 120 ib_write_bw -d siw2_d1 -R -F -s 1048576 \
 		-D 60 -p 7603 >"$tmp/s7603" 2>&1 &
-	t_wait "ss -N d1 -Hltn 'sport = :7603' | grep -q ." 20
+	t_listening d1 7603
 	ip netns exec d2 timeout 120 ib_write_bw -d siw2_d2 -R -F -s 1048576 \
 		-D 60 -p 7603 $A >"$tmp/c7603" 2>&1 &
 	# shellcheck disable=SC2016 # t_wait evaluates it
@@ -129,13 +129,13 @@ cpu1=/sys/devices/system/cpu/cpu1/online
 if [ -w "$cpu1" ] && command -v ib_write_bw >/dev/null; then
 	in1 timeout 120 ib_write_bw -d siw2_d1 -R -F -s 65536 -D 12 -p 7606 \
 		>"$tmp/s7606" 2>&1 &
-	t_wait "ss -N d1 -Hltn 'sport = :7606' | grep -q ." 20
+	t_listening d1 7606
 	in2 timeout 120 taskset -c 1 ib_write_bw -d siw2_d2 -R -F -s 65536 \
 		-D 12 -p 7606 $A >"$tmp/c7606" 2>&1 &
 	bw=$!
 	in1 timeout 120 rping -s -a $A -p 7607 -V -S 32768 -C 0 \
 		>"$tmp/s7607" 2>&1 &
-	t_wait "ss -N d1 -Hltn 'sport = :7607' | grep -q ." 20
+	t_listening d1 7607
 	in2 timeout 120 taskset -c 1 stdbuf -oL rping -c -a $A -p 7607 -V \
 		-S 32768 -C 0 -v >"$tmp/c7607" 2>&1 &
 	t_ok "hotplug: data flows" \

@@ -70,7 +70,7 @@ fi
 # for SECONDS, backgrounded; returns once both QPs exist.
 bw_start() {
 	in1 timeout 120 "${BW[@]}" -d siw2_d1 -D "$2" -p "$1" >"$tmp/s$1" 2>&1 &
-	t_wait "in1 ss -Hltn 'sport = :$1' | grep -q ." 20
+	t_listening d1 "$1"
 	in2 timeout 120 "${BW[@]}" -d siw2_d2 -D "$2" -p "$1" $A >"$tmp/c$1" 2>&1 &
 	# shellcheck disable=SC2016 # t_wait evaluates it
 	t_wait '[ "$(obj qp)" -ge 2 ]' 30 && sleep 2
@@ -81,7 +81,7 @@ bw_alive() { pgrep -f "ib_write_bw .* -p $1( |$)" >/dev/null; }
 fresh() {
 	local st
 	in1 timeout 90 "${BW[@]}" -d siw2_d1 -n 200 -p "$1" >"$tmp/fs$1" 2>&1 &
-	t_wait "in1 ss -Hltn 'sport = :$1' | grep -q ." 20
+	t_listening d1 "$1"
 	in2 timeout 90 "${BW[@]}" -d siw2_d2 -n 200 -p "$1" $A >"$tmp/fc$1" 2>&1
 	st=$?
 	wait $! || st=1
@@ -193,7 +193,7 @@ if gcc -O2 -Wall -o "$cmt" "$here/cm_test.c" -lrdmacm -libverbs; then
 	# Long enough to outlast the requests' setup on a loaded TCG host.
 	bw_start 7705 45 || t_fail "listener: data flows" "$(tail -n 3 "$tmp/c7705")"
 	in1 timeout 60 "$cmt" server $A 7725 -n 3 >"$tmp/l" 2>&1 &
-	t_wait "in1 ss -Hltn 'sport = :7725' | grep -q ." 20
+	t_listening d1 7725
 	for i in 1 2 3; do
 		in2 timeout 60 "$cmt" client $A 7725 -d hold -T 40 \
 			>"$tmp/lc$i" 2>&1 &
@@ -237,7 +237,7 @@ if mount -t cgroup2 none "$cgroot" 2>/dev/null &&
 		"$cgroot/press/cgroup.procs" "$@"; }
 	inpress ip netns exec d1 timeout 120 "${BW[@]}" -d siw2_d1 -D 15 -p 7706 \
 		>"$tmp/s7706" 2>&1 &
-	t_wait "in1 ss -Hltn 'sport = :7706' | grep -q ." 20
+	t_listening d1 7706
 	inpress ip netns exec d2 timeout 120 "${BW[@]}" -d siw2_d2 -D 15 -p 7706 $A \
 		>"$tmp/c7706" 2>&1 &
 	# shellcheck disable=SC2016 # t_wait evaluates it

@@ -63,7 +63,6 @@ nsx() {
 	shift
 	ip netns exec "$ns" "$@"
 }
-listening() { nsx "$1" ss -Hltn "sport = :$2" | grep -q .; }
 
 saved=()
 cleanup() {

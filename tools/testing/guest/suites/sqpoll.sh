@@ -42,7 +42,6 @@ poller_ticks() {
 	done
 	echo "$sum"
 }
-listening() { ip netns exec sp1 ss -Hltn "sport = :$1" | grep -q .; }
 
 # run NAME LIMIT SERVER... -- CLIENT...: server in sp1, client in sp2;
 # sets st to the client's exit status. Output in $tmp/NAME.{s,c}.
@@ -56,7 +55,7 @@ run() {
 	shift
 	ip netns exec sp1 timeout $((limit + 10)) "${srv[@]}" >"$tmp/$name.s" 2>&1 &
 	spid=$!
-	t_wait "listening $port || ! kill -0 $spid" 20
+	t_wait "listening sp1 $port || ! kill -0 $spid" 20
 	ip netns exec sp2 timeout "$limit" "$@" >"$tmp/$name.c" 2>&1
 	st=$?
 	wait "$spid"
@@ -180,7 +179,7 @@ window 1000000
 ip netns exec sp1 timeout 60 ib_write_bw -R -F -d siw2_sp1 -s 4096 -n 1000000 \
 	-p "$port" >"$tmp/kill.s" 2>&1 &
 spid=$!
-t_wait "listening $port" 20
+t_listening sp1 "$port"
 ip netns exec sp2 timeout 60 env "${penv[@]}" ib_write_bw -R -F -d siw2_sp2 \
 	-s 4096 -n 1000000 -p "$port" $S >"$tmp/kill.c" 2>&1 &
 cpid=$!
@@ -305,7 +304,7 @@ stream_start() {
 	ip netns exec sp1 timeout 60 ib_send_bw -R -F -d siw2_sp1 -s 64 \
 		-n 100000000 -p "$port" >"$tmp/$1.s" 2>&1 &
 	spid=$!
-	t_wait "listening $port" 20
+	t_listening sp1 "$port"
 	ip netns exec sp2 timeout 60 env "${penv[@]}" ib_send_bw -R -F \
 		-d siw2_sp2 -s 64 -n 100000000 -p "$port" $S >"$tmp/$1.c" 2>&1 &
 	cpid=$!

@@ -26,7 +26,6 @@ port=7700
 
 in1() { ip netns exec vx1 "$@"; }
 in2() { ip netns exec vx2 "$@"; }
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .; }
 
 cleanup() {
 	reap 0
