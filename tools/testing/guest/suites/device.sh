@@ -85,7 +85,15 @@ t_ok "rdma link add inside a network namespace" \
 	ip netns exec t1 rdma link add siw2_ns type siw2 netdev d1
 t_match "the namespace's device shows on its netdev" 'siw2_ns/1 .*netdev d1' \
 	"$(ip netns exec t1 rdma link show)"
+# A netdev that moves to another namespace leaves as it would on removal.
+ip netns add t2
+ip -n t1 link set d1 netns t2
+t_ok "moving the netdev to another namespace removes its device" \
+	t_wait "! rdma dev show | grep -q siw2_ns" 10
+t_ok "a device is added for it in its new namespace" \
+	ip netns exec t2 rdma link add siw2_ns type siw2 netdev d1
 ip netns del t1
+ip netns del t2
 t_ok "deleting the namespace removes its device" \
 	t_wait "! rdma dev show | grep -q siw2_ns" 10
 
@@ -127,6 +135,63 @@ fi
 xsh() { ip netns exec "$@"; }
 x_rping() { xsh "$1" timeout 20 rping "$2" -a "$3" -p "$4" -C 10 -v; }
 xdev() { xsh "$1" rdma dev show | awk '{ print $2 }' | tr -d : | xargs; }
+# A device moved while applications hold it. The core disables the
+# device (the RDMA CM tells its users the device is going, every user
+# context is disassociated: the process keeps its file, its objects are
+# destroyed) and enables it in the new namespace. Unlike a removal the
+# device lives on, so none of its connections, QPs or listeners may
+# outlive the move, and it must work where it lands.
+# Background jobs are started without xsh: reap's signal must reach
+# timeout(1), not a subshell running a function (lib.sh).
+moved_under_use() {
+	local d n cc=/sys/class/infiniband/siw2_x1/ports/1/hw_counters/cm_accepted
+	d=$(mktemp -d)
+	ip netns add x3
+	ip netns exec x1 timeout 90 rping -s -a 203.0.113.1 -p 7392 -C 0 -v \
+		-S 1000 >"$d/s" 2>&1 &
+	t_listening x1 7392 10
+	ip netns exec x2 timeout 90 stdbuf -oL rping -c -a 203.0.113.1 \
+		-p 7392 -C 0 -v -S 1000 >"$d/c" 2>&1 &
+	ip netns exec x1 timeout 90 stdbuf -oL ibv_asyncwatch -d siw2_x1 \
+		>"$d/aw" 2>&1 &
+	if ! wait_for "$d/c" 'ping data' 30 ||
+	   ! wait_for "$d/aw" 'async event FD' 10; then
+		t_fail "moved under use: data flows" "$(tail -n 3 "$d/c")" \
+			"$(cat "$d/aw")"
+		reap 0
+		ip netns del x3
+		rm -rf "$d"
+		return
+	fi
+	n=$(xsh x1 cat "$cc")
+	t_ok "moved under use: rdma dev set netns returns" \
+		xsh x1 timeout 60 rdma dev set siw2_x1 netns x3
+	t_eq "moved under use: the device is in its new namespace" siw2_x1 \
+		"$(xdev x3)"
+	t_log "moved under use: server: $(tail -n 2 "$d/s" | cut -c1-60 | xargs)"
+	t_log "moved under use: client: $(tail -n 2 "$d/c" | cut -c1-60 | xargs)"
+	if t_wait "! pgrep -f 'rping .*-p 7392'" 40; then
+		t_pass "moved under use: both rpings end"
+	else
+		t_fail "moved under use: both rpings end" \
+			"$(tail -n 3 "$d/s")" "$(tail -n 3 "$d/c")"
+	fi
+	t_ok "moved under use: a context without the RDMA CM hears DEVICE_FATAL" \
+		wait_for "$d/aw" 'IBV_EVENT_DEVICE_FATAL' 10
+	reap 0
+	t_ok "moved under use: every object released" t_wait all_gone 20
+	t_ok "moved back to its netdev's namespace" \
+		xsh x3 rdma dev set siw2_x1 netns x1
+	x_rping x1 -s 203.0.113.1 7393 >/dev/null 2>&1 &
+	t_listening x1 7393 10
+	t_ok "moved back: rping from x2 to x1's listener" \
+		x_rping x2 -c 203.0.113.1 7393
+	wait
+	t_ok "moved back: its counters went on" \
+		test "$(xsh x1 cat "$cc")" -gt "$n"
+	ip netns del x3
+	rm -rf "$d"
+}
 if t_wait "rdma system set netns exclusive" 30; then
 	t_pass "rdma system set netns exclusive"
 	ip netns add x1
@@ -167,14 +232,24 @@ if t_wait "rdma system set netns exclusive" 30; then
 		test "$(xsh x1 cat \
 			/sys/class/infiniband/siw2_x1/ports/1/hw_counters/cm_connected)" \
 		-ge 1
+	moved_under_use
 	# The namespaces go with their devices: the core moves each device
 	# back to the initial namespace, then its netdev's removal ends it.
 	ip netns del x1
 	ip netns del x2
 	t_ok "exclusive: deleting the namespaces removes their devices" \
 		t_wait "! rdma dev show | grep -q siw2_x" 20
-	t_ok "rdma system set netns shared, once the namespaces are gone" \
-		t_wait "rdma system set netns shared" 30
+	if t_wait "rdma system set netns shared" 30; then
+		t_pass "rdma system set netns shared, once the namespaces are gone"
+	else
+		t_fail "rdma system set netns shared, once the namespaces are gone" \
+			"$(rdma system set netns shared 2>&1)" \
+			"processes elsewhere: $(for p in /proc/[0-9]*; do
+				[ "$(readlink "$p/ns/net")" = "$(readlink /proc/self/ns/net)" ] ||
+					printf '%s ' "${p#/proc/}:$(tr '\0' ' ' <"$p/cmdline")"
+				done)" \
+			"$(rdma res show cm_id)" "$(ip netns list)"
+	fi
 else
 	t_fail "rdma system set netns exclusive" \
 		"$(rdma system set netns exclusive 2>&1)" "$(ip netns list)"
