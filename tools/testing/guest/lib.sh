@@ -178,6 +178,19 @@ t_ended() {
 	done
 }
 
+# t_rpings_end NAME PORT LOG...: passes when no rping on PORT is left
+# after 40 s (the time a peer takes to notice a connection that is gone);
+# otherwise fails with the last lines of each LOG.
+t_rpings_end() {
+	local name=$1 port=$2 f
+	shift 2
+	if t_wait "! pgrep -f 'rping .*-p $port'" 40; then
+		t_pass "$name"
+		return
+	fi
+	t_fail "$name" "$(for f in "$@"; do tail -n 3 "$f"; done)"
+}
+
 # stuck_report PID: a process, its children and their kernel stacks.
 stuck_report() {
 	local p

@@ -170,12 +170,7 @@ moved_under_use() {
 		"$(xdev x3)"
 	t_log "moved under use: server: $(tail -n 2 "$d/s" | cut -c1-60 | xargs)"
 	t_log "moved under use: client: $(tail -n 2 "$d/c" | cut -c1-60 | xargs)"
-	if t_wait "! pgrep -f 'rping .*-p 7392'" 40; then
-		t_pass "moved under use: both rpings end"
-	else
-		t_fail "moved under use: both rpings end" \
-			"$(tail -n 3 "$d/s")" "$(tail -n 3 "$d/c")"
-	fi
+	t_rpings_end "moved under use: both rpings end" 7392 "$d/s" "$d/c"
 	t_ok "moved under use: a context without the RDMA CM hears DEVICE_FATAL" \
 		wait_for "$d/aw" 'IBV_EVENT_DEVICE_FATAL' 10
 	reap 0

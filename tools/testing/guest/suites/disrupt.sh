@@ -184,12 +184,8 @@ fi
 # --- the netdev deleted under live QPs
 if rping_pair 7604; then
 	t_ok "netdev deleted under live QPs" in1 ip link del v1
-	if t_wait "! pgrep -f 'rping .*-p 7604'" 40; then
-		t_pass "netdev deleted: both rpings exit"
-	else
-		t_fail "netdev deleted: both rpings exit" \
-			"$(tail -n 3 "$tmp/s7604")" "$(tail -n 3 "$tmp/c7604")"
-	fi
+	t_rpings_end "netdev deleted: both rpings exit" 7604 \
+		"$tmp/s7604" "$tmp/c7604"
 	# shellcheck disable=SC2016 # t_wait evaluates it
 	t_ok "netdev deleted: no siw2 device left" \
 		t_wait '[ -z "$(in1 rdma link show)$(in2 rdma link show)" ]' 20
@@ -211,12 +207,7 @@ if rping_pair 7605; then
 	# are gone.
 	if modprobe -r siw2 2>"$tmp/rm"; then
 		t_pass "modprobe -r siw2 with live connections"
-		if t_wait "! pgrep -f 'rping .*-p 7605'" 40; then
-			t_pass "unload: both rpings exit"
-		else
-			t_fail "unload: both rpings exit" \
-				"$(tail -n 3 "$tmp/c7605")"
-		fi
+		t_rpings_end "unload: both rpings exit" 7605 "$tmp/c7605"
 	else
 		t_log "unload refused while in use: $(cat "$tmp/rm")"
 		t_eq "refused unload: the connection still moves data" 0 \
