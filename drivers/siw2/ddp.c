@@ -34,12 +34,15 @@ void siw2_ddp_reasm_init(struct siw2_ddp_reasm *m)
 }
 
 /**
- * siw2_ddp_reasm_empty() - has nothing of the message been placed yet?
+ * siw2_ddp_reasm_empty() - has no segment of the message arrived yet?
  * @m: the books
+ *
+ * A segment without payload counts: the next one of the same message is
+ * not its first, and does not take a second receive buffer.
  */
 bool siw2_ddp_reasm_empty(const struct siw2_ddp_reasm *m)
 {
-	return !m->last_seen && !m->nr;
+	return !m->seen;
 }
 
 /**
@@ -118,6 +121,7 @@ u32 siw2_ddp_reasm_add(struct siw2_ddp_reasm *m, u32 mo, u32 len, bool last)
 	cause = reasm_check(m, mo, len, last);
 	if (cause)
 		return cause;
+	m->seen = true;
 	if (last) {
 		m->last_seen = true;
 		m->total = end;

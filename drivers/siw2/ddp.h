@@ -55,6 +55,7 @@
  */
 struct siw2_ddp_reasm {
 	u32 total;
+	bool seen;
 	bool last_seen;
 	u8 nr;
 	struct {

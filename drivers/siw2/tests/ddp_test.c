@@ -206,7 +206,7 @@ struct sink {
 	u64 base;
 	bool have_buf;
 	u32 seg_start;
-	unsigned int headers, payloads, seg_ends, msgs, errors, terms;
+	unsigned int headers, firsts, payloads, seg_ends, msgs, errors, terms;
 	u32 msg_len;
 	u32 cause;
 	struct siw2_rdmap_hdr last_hdr;
@@ -225,6 +225,7 @@ static void sink_event(struct siw2_ddp_rx *rx, struct sink *s,
 	case SIW2_DDP_EV_HEADER:
 		seg = siw2_ddp_rx_seg(rx);
 		s->headers++;
+		s->firsts += seg->first;
 		s->last_hdr = seg->hdr;
 		if (seg->op->tagged) {
 			s->seg_start = seg->hdr.to - s->base;
@@ -707,6 +708,41 @@ static void ddp_test_over_mpa(struct kunit *test)
 	}
 }
 
+/*
+ * Segments without payload that are not Last: one message still, which
+ * takes one receive buffer however many of them come (a peer must not
+ * use them to empty the receive queue).
+ */
+static void ddp_test_rx_empty_segments(struct kunit *test)
+{
+	struct siw2_rdmap_hdr m = { .opcode = SIW2_RDMAP_OP_SEND, .msn = 1 };
+	struct siw2_ddp_rx rx;
+	union siw2_iwarp_hdr h;
+	u8 ulpdu[64], dst[16];
+	struct sink s = { .buf = dst, .buf_len = sizeof(dst),
+			  .have_buf = true };
+	u64 seed = 7;
+	u32 len;
+	int i;
+
+	siw2_ddp_rx_init(&rx, false);
+	len = siw2_rdmap_build(&h, &m);
+	memcpy(ulpdu, h.raw, len);
+	for (i = 0; i < 4; i++)
+		feed_ulpdu(&rx, ulpdu, len, &seed, &s);
+	m.last = true;
+	len = siw2_rdmap_build(&h, &m);
+	memcpy(ulpdu, h.raw, len);
+	ulpdu[len] = 0x5a;
+	feed_ulpdu(&rx, ulpdu, len + 1, &seed, &s);
+	KUNIT_EXPECT_EQ(test, s.errors, 0U);
+	KUNIT_EXPECT_EQ(test, s.headers, 5U);
+	KUNIT_EXPECT_EQ(test, s.firsts, 1U);
+	KUNIT_EXPECT_EQ(test, s.msgs, 1U);
+	KUNIT_EXPECT_EQ(test, s.msg_len, 1U);
+	KUNIT_EXPECT_EQ(test, dst[0], 0x5a);
+}
+
 /* ---- Receive errors ---- */
 
 /* A fresh stream receives one ULPDU: @hdr, then @extra zero octets. */
@@ -1063,6 +1099,7 @@ static struct kunit_case ddp_test_cases[] = {
 	KUNIT_CASE(ddp_test_out_of_order),
 	KUNIT_CASE(ddp_test_stream),
 	KUNIT_CASE(ddp_test_over_mpa),
+	KUNIT_CASE(ddp_test_rx_empty_segments),
 	KUNIT_CASE(ddp_test_rx_errors),
 	KUNIT_CASE(ddp_test_rx_llp_contract),
 	KUNIT_CASE(ddp_test_rx_terminate),

@@ -244,6 +244,7 @@ static size_t split_next(struct splitter *s, size_t left)
 
 struct rset {
 	u32 n;
+	bool seen;	/* any segment, even one without payload */
 	bool last_seen;
 	u32 total;
 	u64 s[RSET_MAX];
@@ -289,7 +290,7 @@ static void rset_add(struct rset *set, u64 s, u64 e)
 
 static bool rset_empty(const struct rset *set)
 {
-	return !set->last_seen && !set->n;
+	return !set->seen;
 }
 
 static bool rset_done(const struct rset *set)
@@ -324,6 +325,7 @@ static u32 rset_check(const struct rset *set, u32 mo, u32 len, bool last)
 
 static void rset_apply(struct rset *set, u32 mo, u32 len, bool last)
 {
+	set->seen = true;
 	if (last) {
 		set->last_seen = true;
 		set->total = mo + len;
