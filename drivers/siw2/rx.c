@@ -114,16 +114,24 @@ static u32 begin_read_resp(struct siw2_stream *s,
 	unsigned long flags;
 	u32 cause = 0;
 
+	/*
+	 * The answer to a peer-to-peer Read RTR (RFC 6581 9.2). The RTR was
+	 * the first Request, and Responses come in the order of their
+	 * Requests (RFC 5040 5.2): while it is out, the next Response is
+	 * its answer, even when Reads of the application followed it. It
+	 * asked for no octets.
+	 */
+	if (test_bit(SIW2_S_RTR_READ, &s->flags)) {
+		if (seg->len || !seg->hdr.last)
+			return SIW2_TERM_DDP_T_BASE_BOUNDS;
+		clear_bit(SIW2_S_RTR_READ, &s->flags);
+		rx->skip = true;
+		rx->rtr_resp = true;
+		return 0;
+	}
 	spin_lock_irqsave(&s->lock, flags);
 	if (s->orq_head == s->orq_tail) {
 		spin_unlock_irqrestore(&s->lock, flags);
-		/* The answer to a peer-to-peer Read RTR (RFC 6581 9.2). */
-		if (!seg->len && seg->hdr.last &&
-		    test_and_clear_bit(SIW2_S_RTR_READ, &s->flags)) {
-			rx->skip = true;
-			rx->rtr_resp = true;
-			return 0;
-		}
 		return SIW2_TERM_RDMAP_OP_UNSPEC;
 	}
 	o = siw2_orq_at(s, s->orq_head);

@@ -295,6 +295,8 @@ class Receiver:
         self.start = 0                 # events before it preceded the run
         self.expect_read = {}          # sink STag -> expected octets
         self.msn = {0: 1, 1: 1, 2: 1, 3: 1}
+        self.hold_rtr = False          # see --hold-rtr
+        self.held = None               # the Read RTR's answer, held
         self.untagged = {}             # qn -> [opcode, msn, bytearray]
         self.tagged = {}               # (opcode, stag) -> [first TO, data]
 
@@ -430,9 +432,18 @@ class Receiver:
                        "size=%d src_stag=0x%08x src_to=0x%x" %
                        (msn, sstag, sto, size, rstag, rto))
         # Only a zero-length Read (an RTR) is answered: this peer has no
-        # memory to serve.
-        if size == 0 and self.reply:
-            self.reply(fpdu(tagged_hdr(OP_READ_RESP, sstag, sto)))
+        # memory to serve. Answers go in the order of the Requests (RFC
+        # 5040 5.2), a held RTR answer first.
+        if size != 0 or not self.reply:
+            return
+        answer = fpdu(tagged_hdr(OP_READ_RESP, sstag, sto))
+        if first and self.hold_rtr:
+            self.held = answer
+            return
+        if self.held:
+            self.reply(self.held)
+            self.held = None
+        self.reply(answer)
 
     def terminate(self, u, body):
         if u[0] & DDP_L == 0 or struct.unpack(">I", u[10:14])[0] != 1 or \
@@ -964,13 +975,15 @@ def do_accept(a):
         ord_ = min(ord_, f["ird"] & IRD_ORD_MASK)
     if enhanced and f["ird"] & V2_A:
         ird |= V2_A            # peer-to-peer, as asked (RFC 6581 9.2)
-        ord_ |= V2_C           # a zero-length RDMA Write RTR
+        # A zero-length RDMA Write (C) or Read (D) RTR.
+        ord_ |= V2_D if a.rtr == "read" else V2_C
     s.sendall(mpa_frame(KEY_REP, FLAG_C, rev, a.pdata.encode(),
                         (ird, ord_) if enhanced else None))
     if f["flags"] & FLAG_M:
         out("mpa", "siw2 wants Markers, which this peer does not send")
         return 1
     rx = Receiver(True, s.sendall)
+    rx.hold_rtr = a.hold_rtr
     # RFC 5044 7.1.2 rule 4: the responder sends after the first FPDU;
     # --first waits for more (the Send that follows an RTR).
     conn = Conn(s, rx, a.wait)
@@ -1115,9 +1128,16 @@ def main():
                        help="SO_RCVBUF (read-beyond-ird: 4096)")
         q.add_argument("--wait", type=float, default=15,
                        help="seconds to wait for each answer and the end")
-        q.add_argument("--first", choices=["send", "rtr", "write"],
+        q.add_argument("--first", choices=["send", "rtr", "write",
+                                            "read_req"],
                        help="accept: before the scenario, wait for this "
                        "event rather than any first FPDU")
+        q.add_argument("--rtr", choices=["write", "read"], default="write",
+                       help="accept: the RTR offered for peer-to-peer")
+        q.add_argument("--hold-rtr", action="store_true",
+                       help="accept: answer a Read RTR only together with "
+                       "the next Read Request, so that siw2 has a Read "
+                       "outstanding when the RTR's answer arrives")
     q = sub.add_parser("emit")
     common(q)
     q.add_argument("--target", required=True, help="STAG,TO,LEN")

@@ -35,6 +35,8 @@
  *   -L LKEY,ADDR  take the Send's octets from ADDR under LKEY instead,
  *              a region of another process: the Send must complete in
  *              error and carry nothing
+ *   -R 0       post a zero-length RDMA Read once established, its sink in
+ *              the region (the raw peer answers only such Reads)
  *   -T SEC     give up after SEC seconds without a disconnect (default 30)
  *
  * The Private Data of the accept (server) or connect request (client) is
@@ -65,6 +67,7 @@ struct opts {
 	const char *send_text;
 	uint32_t send_lkey;
 	uint64_t send_addr;
+	int read;
 	int timeout_s;
 };
 
@@ -363,6 +366,24 @@ static void post_send_text(struct target *t)
 		printf("POSTED send len=%zu\n", len);
 }
 
+static void post_read(struct target *t)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)t->region,
+		.length = 0,
+		.lkey = t->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 2000, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (ibv_post_send(t->qp, &wr, &bad))
+		printf("ERROR ibv_post_send: %s\n", strerror(errno));
+	else
+		printf("POSTED read len=0\n");
+}
+
 static void report_region(const struct target *t)
 {
 	size_t i, first = o->mr_len, last = 0;
@@ -618,6 +639,8 @@ static int run(int server, const char *host, const char *port)
 			t.established = 1;
 			if (o->send_text)
 				post_send_text(&t);
+			if (o->read)
+				post_read(&t);
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
 			t.disconnected = 1;
@@ -659,6 +682,8 @@ static int set_opt(struct opts *p, const char *opt, const char *v)
 	else if (!strcmp(opt, "-L"))
 		return sscanf(v, "%" SCNx32 ",%" SCNx64, &p->send_lkey,
 			      &p->send_addr) == 2 && p->send_lkey ? 0 : -1;
+	else if (!strcmp(opt, "-R"))
+		p->read = !strcmp(v, "0") ? 1 : -1;
 	else if (!strcmp(opt, "-T"))
 		p->timeout_s = atoi(v);
 	else
@@ -686,7 +711,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!opts.mr_len || !opts.recv_len || opts.nrecv < 0) {
+	if (!opts.mr_len || !opts.recv_len || opts.nrecv < 0 ||
+	    opts.read < 0) {
 		fprintf(stderr, "peer_target: bad sizes\n");
 		return 2;
 	}

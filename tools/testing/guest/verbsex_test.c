@@ -45,6 +45,16 @@
  *   LOC_QP_OP_ERR, flush what follows and end the connection; the rest
  *   of the run shows nothing broke (no oops, the objects go).
  *
+ * MODE rtrread (the suite sets mpa_rtr to 4, so that the peer-to-peer RTR
+ *   is a zero-length Read):
+ *   The client posts a zero-length Read before it connects (siw2 runs
+ *   work posted early once connected), so that its Request follows the
+ *   RTR's on the wire and is outstanding when the RTR's answer, also a
+ *   zero-length Read Response, comes back. That answer must not be taken
+ *   for the Read's (RFC 5040 5.2: Responses come in the order of their
+ *   Requests): both Reads complete, the second bringing the server's
+ *   data, and the client then disconnects.
+ *
  * -T SEC bounds every wait (default 60).
  */
 #include <endian.h>
@@ -853,6 +863,55 @@ static void local_inv(struct side *s)
 }
 
 /*
+ * rtrread, before connecting: a zero-length Read. Its sink names our MR,
+ * so that its Response differs from the RTR's in the Data Sink STag.
+ */
+static void rtr_read_early(struct side *s)
+{
+	struct ibv_qp_ex *q = s->qpx;
+	int err;
+
+	ibv_wr_start(q);
+	q->wr_id = 89;
+	q->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(q, 0, 0);
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_READ, 0);
+	err = ibv_wr_complete(q);
+	check(!err, "a zero-length Read posted before connecting accepted",
+	      "%s", strerror(err));
+}
+
+/* rtrread, once connected: the early Read completes, then a real one. */
+static void rtr_read(struct side *s)
+{
+	struct ibv_qp_ex *q = s->qpx;
+	struct comp c[2];
+	int err, n;
+
+	n = poll_comps(s, c, 1);
+	check(n == 1, "the zero-length Read posted early completes", "%d", n);
+	if (n == 1)
+		expect_comp(s, &c[0], 89, IBV_WC_RDMA_READ,
+			    "the zero-length Read posted early completes as RDMA_READ");
+	ibv_wr_start(q);
+	q->wr_id = 90;
+	q->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(q, s->peer.rkey, raddr(s, R_OWN));
+	ibv_wr_set_sge(q, s->mr->lkey, (uintptr_t)s->buf + L_READ, 128);
+	err = ibv_wr_complete(q);
+	check(!err, "a Read after the RTR accepted", "%s", strerror(err));
+	n = poll_comps(s, c, 1);
+	check(n == 1, "a Read after the RTR completes", "%d", n);
+	if (n == 1)
+		expect_comp(s, &c[0], 90, IBV_WC_RDMA_READ,
+			    "a Read after the RTR completes as RDMA_READ");
+	check(is_pattern(s->buf + L_READ, 128, 9),
+	      "a Read after the RTR brings the server's pattern",
+	      "read data differs");
+	rdma_disconnect(s->id);
+}
+
+/*
  * Writes @len octets of an entry into @r's next slot and publishes it,
  * as libsiw2 does but with no check at all.
  */
@@ -979,6 +1038,8 @@ static int run_client(const char *host, const char *port, const char *mode)
 	info("max_inline_data granted: %u", qa.cap.max_inline_data);
 	if (!strcmp(mode, "badrqe"))
 		bad_rqe_post(&s);
+	if (!strcmp(mode, "rtrread"))
+		rtr_read_early(&s);
 
 	if (rdma_connect(s.id, &param)) {
 		info("ERROR rdma_connect: %s", strerror(errno));
@@ -1002,6 +1063,8 @@ static int run_client(const char *host, const char *port, const char *mode)
 		bad_sqe(&s, mode);
 	} else if (!strcmp(mode, "badrqe")) {
 		bad_rqe_check(&s);
+	} else if (!strcmp(mode, "rtrread")) {
+		rtr_read(&s);
 	} else {
 		local_inv(&s);
 	}
@@ -1021,7 +1084,7 @@ int main(int argc, char **argv)
 	int i;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv|badsqe|badinline|badrqe] [-T SEC]\n");
+		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv|badsqe|badinline|badrqe|rtrread] [-T SEC]\n");
 		return 2;
 	}
 	for (i = 4; i + 1 < argc; i += 2) {

@@ -276,6 +276,18 @@ t_match "mpa_p2p: a zero-length Write RTR, then the Send (RFC 6581 9.2)" \
 t_match "mpa_p2p: the peer's traffic completes" '^verdict match' "$P"
 t_ok "mpa_p2p: no endpoint or QP left" gone
 
+# A Read RTR whose answer the peer holds back until siw2's application has
+# a Read of its own outstanding: the answers come in the order of the
+# Requests (RFC 5040 5.2), and the first is the RTR's.
+case_accept read-rtr-held valid "-R 0" "--rtr read --hold-rtr --first read_req"
+t_match "mpa_p2p: a zero-length Read RTR where the peer offers only that" \
+	'^rtr read' "$P"
+t_match "mpa_p2p: the Read RTR's late answer is not taken for the next Read's" \
+	'^WC wr_id=2000 status=SUCCESS opcode=RDMA_READ' "$T"
+t_match "mpa_p2p: no Terminate after a late Read RTR answer" '^verdict match' \
+	"$P"
+t_ok "mpa_p2p: late Read RTR answer: no endpoint or QP left" gone
+
 case_accept read-oob-p2p read-oob "" ""
 t_match "mpa_p2p: the Request asks for an RTR (RFC 6581 9.2)" \
 	'^mpa request rev=2 .*ird=0xc' "$P"

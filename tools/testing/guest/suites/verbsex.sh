@@ -16,7 +16,8 @@
 # events, which it advertises); no siw2 object left at the end. And a
 # process that writes malformed SQEs and RQEs straight into its rings,
 # behind libsiw2's back: each completes with an error and ends the
-# connection.
+# connection. A Read whose Request follows a zero-length Read RTR's, its
+# answer arriving while the Read is outstanding.
 . "$(dirname "$0")/../lib.sh"
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -133,6 +134,10 @@ runpair localinv localinv
 runpair badsqe badsqe
 runpair badinline badinline
 runpair badrqe badrqe
+# The RTR as a zero-length Read, a Read of the application right behind.
+echo 4 >/sys/module/siw2/parameters/mpa_rtr
+runpair rtrread rtrread
+echo 7 >/sys/module/siw2/parameters/mpa_rtr
 # shellcheck disable=SC2016 # t_wait evaluates it
 t_wait '[ "$(obj cep)" = 0 ]' 15
 
