@@ -289,10 +289,9 @@ int siw2_qp_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr)
 {
 	struct siw2_qp *qp = siw2_qp_of(ibqp);
-	struct ibv_send_wr *first = wr;
 	struct siw2_sq_batch b;
 	struct siw2_sqe *sqe;
-	int err = 0, ret;
+	int err = 0;
 
 	pthread_spin_lock(&qp->sq_lock);
 	siw2_sq_begin(qp, &b);
@@ -311,13 +310,9 @@ int siw2_qp_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (err)
 		*bad_wr = wr;
-	if (b.n) {
-		ret = siw2_sq_doorbell(qp);
-		if (ret && !err) {
-			*bad_wr = first;
-			err = ret;
-		}
-	}
+	/* Published requests are posted whatever the doorbell's fate. */
+	if (b.n)
+		siw2_sq_doorbell(qp);
 	return err;
 }
 
@@ -338,14 +333,8 @@ int siw2_qp_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	err = siw2_ring_post_recv(&qp->rq, qp->max_recv_sge, wr, bad_wr, &n);
 	pthread_spin_unlock(&qp->rq_lock);
 
-	if (n && siw2_ring_need_wakeup(&qp->rq, SIW2_RQ_NEED_WAKEUP)) {
-		int ret;
-
-		ret = siw2_doorbell(ibqp, IB_USER_VERBS_CMD_POST_RECV);
-		if (ret && !err) {
-			*bad_wr = wr;
-			err = ret;
-		}
-	}
+	/* As for sends: what is published is posted. */
+	if (n && siw2_ring_need_wakeup(&qp->rq, SIW2_RQ_NEED_WAKEUP))
+		siw2_doorbell(ibqp, IB_USER_VERBS_CMD_POST_RECV);
 	return err;
 }

@@ -250,7 +250,10 @@ static int wr_complete(struct ibv_qp_ex *qp_ex)
 
 	if (err)
 		return err;
-	return n ? siw2_sq_doorbell(qp) : 0;
+	/* Published requests are posted whatever the doorbell's fate. */
+	if (n)
+		siw2_sq_doorbell(qp);
+	return 0;
 }
 
 static void wr_abort(struct ibv_qp_ex *qp_ex)

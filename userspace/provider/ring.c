@@ -137,9 +137,12 @@ bool siw2_ring_need_wakeup(const struct siw2_ring *ring, uint32_t bit)
  * parses an attribute bundle around the same command and costs a
  * noticeable part of a small message's latency. The two commands share
  * one layout (struct ib_uverbs_post_send, struct ib_uverbs_post_recv).
+ * Where write() is refused, ibv_cmd_post_*() with no work requests is the
+ * same doorbell.
  */
 int siw2_doorbell(struct ibv_qp *qp, uint32_t command)
 {
+	struct siw2_context *ctx = siw2_context_of(qp->context);
 	struct ib_uverbs_post_send_resp resp;
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
@@ -160,7 +163,27 @@ int siw2_doorbell(struct ibv_qp *qp, uint32_t command)
 
 	static_assert(sizeof(struct ib_uverbs_post_send) ==
 		      sizeof(struct ib_uverbs_post_recv), "doorbell layout");
-	if (write(qp->context->cmd_fd, &req, sizeof(req)) != sizeof(req))
-		return errno ? errno : EIO;
-	return 0;
+	if (!__atomic_load_n(&ctx->doorbell_ioctl, __ATOMIC_RELAXED)) {
+		if (write(qp->context->cmd_fd, &req, sizeof(req)) ==
+		    sizeof(req))
+			return 0;
+		if (errno != EACCES)
+			return errno ? errno : EIO;
+		/*
+		 * The kernel refuses write() on a uverbs file to a process
+		 * whose credentials are not the opener's any more (after
+		 * setuid(), say). Its ioctl interface, which libibverbs uses
+		 * for every other command, does not: the doorbells of this
+		 * context take that way from now on.
+		 */
+		__atomic_store_n(&ctx->doorbell_ioctl, true, __ATOMIC_RELAXED);
+	}
+	if (command == IB_USER_VERBS_CMD_POST_SEND) {
+		struct ibv_send_wr *bad_send;
+
+		return ibv_cmd_post_send(qp, NULL, &bad_send);
+	}
+	struct ibv_recv_wr *bad_recv;
+
+	return ibv_cmd_post_recv(qp, NULL, &bad_recv);
 }

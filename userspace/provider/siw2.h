@@ -26,6 +26,7 @@ struct siw2_device {
 struct siw2_context {
 	struct verbs_context vctx;
 	uint32_t dev_flags;	/* siw2_uresp_alloc_ctx.dev_flags */
+	bool doorbell_ioctl;	/* write() was refused: ring by ioctl */
 };
 
 static inline struct siw2_context *siw2_context_of(struct ibv_context *ibctx)

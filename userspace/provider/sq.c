@@ -68,9 +68,11 @@ void siw2_sq_publish(struct siw2_qp *qp, const struct siw2_sq_batch *b)
 }
 
 /*
- * After a publish, without the lock. The kernel refuses a doorbell only
- * for a QP it cannot run any more; then none of the published requests
- * will execute, which the caller reports.
+ * After a publish, without the lock. The published requests are in the
+ * kernel's hands from then on: it runs them, or flushes them with the QP.
+ * A doorbell fails only when the kernel cannot take the command at all
+ * (out of memory); the requests then wait for the next doorbell or the
+ * flush, and the callers do not report them as not posted.
  */
 int siw2_sq_doorbell(struct siw2_qp *qp)
 {

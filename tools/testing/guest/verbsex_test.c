@@ -54,11 +54,20 @@
  *   for the Read's (RFC 5040 5.2: Responses come in the order of their
  *   Requests): both Reads complete, the second bringing the server's
  *   data, and the client then disconnects.
+ * MODE setuid:
+ *   Once connected, the client gives up root for nobody, then posts
+ *   batches A and B and a Send through ibv_post_send(). The kernel
+ *   refuses write() on a uverbs file to a process whose credentials
+ *   changed since it opened it, which libsiw2's doorbell must survive;
+ *   the RDMA CM, which has no other way in, is left alone (the client's
+ *   exit ends the connection).
  *
  * -T SEC bounds every wait (default 60).
  */
+#define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
+#include <grp.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -911,6 +920,36 @@ static void rtr_read(struct side *s)
 	rdma_disconnect(s->id);
 }
 
+/* setuid: nobody from now on; the verbs must go on working. */
+static void drop_root(struct side *s)
+{
+	struct ibv_sge sge = lsge(s, L_SEND, sizeof(SGE_A) - 1);
+	struct ibv_send_wr wr = { .wr_id = 60, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct comp c[2];
+	int n;
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534)) {
+		check(false, "the client becomes nobody", "%s",
+		      strerror(errno));
+		return;
+	}
+	check(getuid() == 65534, "the client becomes nobody", "uid %u",
+	      (unsigned int)getuid());
+	batch_a(s);
+	batch_b(s);
+	memcpy(s->buf + L_SEND, SGE_A, sizeof(SGE_A) - 1);
+	check(!ibv_post_send(s->qp, &wr, &bad),
+	      "ibv_post_send as nobody accepted", "%s", strerror(errno));
+	n = poll_comps(s, c, 1);
+	check(n == 1, "ibv_post_send as nobody completes", "%d", n);
+	if (n == 1)
+		expect_comp(s, &c[0], 60, IBV_WC_SEND,
+			    "ibv_post_send as nobody completes as SEND");
+}
+
 /*
  * Writes @len octets of an entry into @r's next slot and publishes it,
  * as libsiw2 does but with no check at all.
@@ -1065,6 +1104,11 @@ static int run_client(const char *host, const char *port, const char *mode)
 		bad_rqe_check(&s);
 	} else if (!strcmp(mode, "rtrread")) {
 		rtr_read(&s);
+	} else if (!strcmp(mode, "setuid")) {
+		drop_root(&s);
+		/* The RDMA CM refuses this process now; its exit disconnects. */
+		info("DONE");
+		return failures ? 1 : 0;
 	} else {
 		local_inv(&s);
 	}
@@ -1084,7 +1128,7 @@ int main(int argc, char **argv)
 	int i;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv|badsqe|badinline|badrqe|rtrread] [-T SEC]\n");
+		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv|badsqe|badinline|badrqe|rtrread|setuid] [-T SEC]\n");
 		return 2;
 	}
 	for (i = 4; i + 1 < argc; i += 2) {

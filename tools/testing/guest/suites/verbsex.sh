@@ -17,7 +17,9 @@
 # process that writes malformed SQEs and RQEs straight into its rings,
 # behind libsiw2's back: each completes with an error and ends the
 # connection. A Read whose Request follows a zero-length Read RTR's, its
-# answer arriving while the Read is outstanding.
+# answer arriving while the Read is outstanding; and a process
+# that gives up root for nobody after connecting, whose doorbells the
+# kernel then refuses by write().
 . "$(dirname "$0")/../lib.sh"
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -138,6 +140,7 @@ runpair badrqe badrqe
 echo 4 >/sys/module/siw2/parameters/mpa_rtr
 runpair rtrread rtrread
 echo 7 >/sys/module/siw2/parameters/mpa_rtr
+runpair setuid setuid
 # shellcheck disable=SC2016 # t_wait evaluates it
 t_wait '[ "$(obj cep)" = 0 ]' 15
 
