@@ -343,7 +343,7 @@ static bool flush_sq(struct siw2_qp *qp)
 	u8 op;
 
 	lockdep_assert_held(&qp->sq_lock);
-	if (READ_ONCE(qp->state) != IB_QPS_ERR)
+	if (READ_ONCE(qp->state) != IB_QPS_ERR || READ_ONCE(qp->flush_held))
 		return false;
 	for (n = siw2_queue_avail(&qp->sq); n; n--) {
 		sqe = siw2_queue_entry(&qp->sq, qp->sq.cons);
@@ -371,7 +371,8 @@ static bool flush_rq(struct siw2_qp *qp)
 	u32 n;
 
 	lockdep_assert_held(&qp->rq_lock);
-	if (READ_ONCE(qp->state) != IB_QPS_ERR || qp->srq)
+	if (READ_ONCE(qp->state) != IB_QPS_ERR || qp->srq ||
+	    READ_ONCE(qp->flush_held))
 		return false;
 	for (n = siw2_queue_avail(&qp->rq); n; n--) {
 		rqe = siw2_queue_entry(&qp->rq, qp->rq.cons);
@@ -423,7 +424,6 @@ static void discard_queues(struct siw2_qp *qp)
 static unsigned int set_state_locked(struct siw2_qp *qp,
 				     enum ib_qp_state next)
 {
-	enum ib_qp_state prev = qp->state;
 	unsigned int ev = 0;
 
 	lockdep_assert_held(&qp->lock);
@@ -443,12 +443,18 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 		smp_mb();
 		if (flush_queues(qp))
 			ev |= QP_EV_BROKEN;
-		/* IB: a QP with an SRQ reports its last WQE on entering ERR. */
-		if (qp->srq && prev != IB_QPS_ERR)
+		/*
+		 * IB: a QP with an SRQ reports its last WQE in ERR, once its
+		 * stream takes no more.
+		 */
+		if (qp->srq && !qp->flush_held && !qp->last_wqe) {
+			qp->last_wqe = true;
 			ev |= QP_EV_LAST_WQE;
+		}
 		break;
 	case IB_QPS_RESET:
 		discard_queues(qp);
+		qp->last_wqe = false;
 		break;
 	default:
 		break;
@@ -554,6 +560,25 @@ int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state next)
 void siw2_qp_set_error(struct siw2_qp *qp)
 {
 	siw2_qp_set_state(qp, IB_QPS_ERR);
+}
+
+/**
+ * siw2_qp_stream_done() - the stream holds no work request any more
+ * @qp: the QP
+ *
+ * The close work, once no engine runs and the stream's own work requests
+ * are completed: the QP moves to ERR, and the flush that was held back
+ * completes the rest, after them (IB: completions in posting order).
+ */
+void siw2_qp_stream_done(struct siw2_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	/* Before the queue locks that flush_sq() and flush_rq() take. */
+	WRITE_ONCE(qp->flush_held, false);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	siw2_qp_set_error(qp);
 }
 
 static int check_attr(const struct ib_qp_attr *attr, int mask)

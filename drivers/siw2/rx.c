@@ -782,6 +782,9 @@ static int rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	unsigned int got = 0, n;
 	const u8 *data;
 
+	/* Nothing is placed or executed once the QP is in ERR. */
+	if (READ_ONCE(s->qp->state) == IB_QPS_ERR)
+		s->rx.dead = true;
 	if (s->rx.dead)
 		return len;
 	skb_prepare_seq_read(skb, off, off + len, &st);

@@ -242,6 +242,12 @@ struct siw2_qp_attrs {
  * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring
  * @stream: the connection's data path (engine.h), set once by
  *	siw2_qp_llp_attach() and freed by destroy_qp
+ * @flush_held: the stream's engines may still hold work requests (an RQE
+ *	being filled, a Read's sink): the flush of ERR waits for the stream's
+ *	close work, so that it completes them first and nothing is placed
+ *	into a buffer its consumer got back. Set under @lock by the attach,
+ *	cleared by siw2_qp_stream_done(); READ_ONCE under the queue locks
+ * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED is due or was raised (@lock)
  */
 struct siw2_qp {
 	struct ib_qp base;
@@ -267,6 +273,8 @@ struct siw2_qp {
 	bool user;
 	bool fatal_sent;
 	struct siw2_stream *stream;
+	bool flush_held;
+	bool last_wqe;
 	/* sqpoll.c: @poller set once, under @lock; the rest under its lock */
 	struct list_head poll_node;
 	struct siw2_sqpoller *poller;
@@ -521,6 +529,7 @@ void siw2_qp_get(struct siw2_qp *qp);
 void siw2_qp_put(struct siw2_qp *qp);
 int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state state);
 void siw2_qp_set_error(struct siw2_qp *qp);
+void siw2_qp_stream_done(struct siw2_qp *qp);
 void siw2_qp_kick_tx(struct siw2_qp *qp);
 void siw2_qp_start_tx(struct siw2_qp *qp);
 void siw2_qp_event(struct siw2_qp *qp, enum ib_event_type type);

@@ -9,9 +9,16 @@
  * once. The close work stops the send engine, sends what a graceful end
  * owes the peer (the rest of a half-sent batch, then a queued Terminate,
  * which RFC 5040 7.1 makes the last message on the stream), gives the
- * socket its callbacks back, moves the QP to ERR (flushing its queues),
- * and reports the end to the CM. A Terminate is never followed by a reset
- * that could discard it before the peer read it.
+ * socket its callbacks back, completes the receive it was filling, moves
+ * the QP to ERR (flushing its queues) and reports the end to the CM. A
+ * Terminate is never followed by a reset that could discard it before the
+ * peer read it.
+ *
+ * A QP that goes to ERR while its stream lives (the ULP's modify, a
+ * Terminate) stops its engines at once, but holds back its flush until
+ * the close work: the engines may still hold work requests, which must
+ * complete before those behind them, and no buffer may be written once
+ * its consumer has it back (the drain of ib_drain_qp() relies on both).
  */
 #include <linux/log2.h>
 #include <linux/net.h>
@@ -147,6 +154,7 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	s->fetched = qp->sq_fetch;
 	spin_unlock(&qp->sq_lock);
 	siw2_qp_get(qp);
+	WRITE_ONCE(qp->flush_held, true);
 	/* Pairs with the acquire in tx_stream() in qp.c, llp_shutdown(). */
 	smp_store_release(&qp->stream, s);
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -257,9 +265,13 @@ static void close_work(struct work_struct *work)
 	else
 		kernel_sock_shutdown(s->sock, SHUT_WR);
 
-	siw2_qp_set_error(qp);
+	/*
+	 * The RQE being filled completes before those behind it in the ring,
+	 * which the QP's flush, held back until now, completes after it.
+	 */
 	siw2_rx_release(s);
 	siw2_tx_release(s);
+	siw2_qp_stream_done(qp);
 	set_bit(SIW2_S_CLOSED, &s->flags);
 	siw2_cm_llp_closed(s->cep, s->close_reason);
 	/* Last: destroy_qp may free the stream once this is dropped. */

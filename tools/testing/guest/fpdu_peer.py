@@ -664,6 +664,13 @@ def sc_send_too_long(c):
                          segs[0][:UNTAGGED_LEN]))]
 
 
+def sc_send_partial(c):
+    seg = untagged_hdr(OP_SEND, QN_SEND, c.next_msn(QN_SEND), 0,
+                       last=False) + b"the first half"
+    return [("send", Msg("send len=14 without L, its rest never comes",
+                         [seg]))]
+
+
 def sc_send_term(c):
     seg = term_msg(0, 2, 0xff)
     return [("send", Msg("terminate layer=rdmap etype=2 ecode=0xff", [seg]))]
@@ -713,6 +720,9 @@ SCENARIOS = {
     "send-too-long": (sc_send_too_long, (1, 2, 0x05),
                       "Send longer than the posted receive "
                       "(RFC 5041 7.1 untagged item 4)"),
+    "send-partial": (sc_send_partial, "none",
+                     "the first segment of a Send, then nothing: siw2's "
+                     "receive stays half filled"),
     "send-term": (sc_send_term, "none",
                   "this peer sends a Terminate; none may come back "
                   "(RFC 5040 5.4)"),

@@ -19,6 +19,10 @@
  *   REGION intact | REGION changed first=N last=N
  *                                      the region against its pattern at
  *                                      the end: which octets the peer wrote
+ *   QP draining                        -D: the QP goes to ERR now, and a
+ *                                      receive (wr_id 999) is posted
+ *   DRAINED                            -D: that receive's completion came;
+ *                                      the WC lines between are in CQ order
  *   DONE | TIMEOUT                     the end
  *
  *   peer_target server ADDR PORT [options]   accept one connection
@@ -37,6 +41,9 @@
  *              error and carry nothing
  *   -R 0       post a zero-length RDMA Read once established, its sink in
  *              the region (the raw peer answers only such Reads)
+ *   -D MS      MS milliseconds after the connection is established, drain
+ *              the QP as ib_drain_rq() does: move it to ERR, post one more
+ *              receive and poll until that receive completes
  *   -T SEC     give up after SEC seconds without a disconnect (default 30)
  *
  * The Private Data of the accept (server) or connect request (client) is
@@ -68,6 +75,7 @@ struct opts {
 	uint32_t send_lkey;
 	uint64_t send_addr;
 	int read;
+	int drain_ms;
 	int timeout_s;
 };
 
@@ -384,6 +392,49 @@ static void post_read(struct target *t)
 		printf("POSTED read len=0\n");
 }
 
+#define DRAIN_WR_ID 999
+
+/*
+ * The drain of ib_drain_rq(): once the receive posted in ERR completes,
+ * every receive posted before it has completed, in the order posted.
+ */
+static void drain(struct target *t)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_recv_wr wr = { .wr_id = DRAIN_WR_ID }, *bad;
+	struct ibv_wc wc;
+	int i, n;
+
+	poll(NULL, 0, o->drain_ms);
+	poll_cq(t);
+	printf("QP draining\n");
+	if (ibv_modify_qp(t->qp, &attr, IBV_QP_STATE)) {
+		printf("ERROR modify_qp(ERR): %s\n", strerror(errno));
+		return;
+	}
+	if (ibv_post_recv(t->qp, &wr, &bad)) {
+		printf("ERROR ibv_post_recv: %s\n", strerror(errno));
+		return;
+	}
+	for (i = 0; i < 500; i++) {
+		n = ibv_poll_cq(t->cq, 1, &wc);
+		if (n < 0) {
+			printf("ERROR ibv_poll_cq: %d\n", n);
+			return;
+		}
+		if (!n) {
+			poll(NULL, 0, 10);
+			continue;
+		}
+		print_wc(t, &wc);
+		if (wc.wr_id == DRAIN_WR_ID) {
+			printf("DRAINED\n");
+			return;
+		}
+	}
+	printf("ERROR the drain's receive did not complete\n");
+}
+
 static void report_region(const struct target *t)
 {
 	size_t i, first = o->mr_len, last = 0;
@@ -641,6 +692,8 @@ static int run(int server, const char *host, const char *port)
 				post_send_text(&t);
 			if (o->read)
 				post_read(&t);
+			if (o->drain_ms)
+				drain(&t);
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
 			t.disconnected = 1;
@@ -682,8 +735,10 @@ static int set_opt(struct opts *p, const char *opt, const char *v)
 	else if (!strcmp(opt, "-L"))
 		return sscanf(v, "%" SCNx32 ",%" SCNx64, &p->send_lkey,
 			      &p->send_addr) == 2 && p->send_lkey ? 0 : -1;
-	else if (!strcmp(opt, "-R"))
-		p->read = !strcmp(v, "0") ? 1 : -1;
+	else if (!strcmp(opt, "-R") && !strcmp(v, "0"))
+		p->read = 1;
+	else if (!strcmp(opt, "-D") && atoi(v) > 0)
+		p->drain_ms = atoi(v);
 	else if (!strcmp(opt, "-T"))
 		p->timeout_s = atoi(v);
 	else
@@ -711,8 +766,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!opts.mr_len || !opts.recv_len || opts.nrecv < 0 ||
-	    opts.read < 0) {
+	if (!opts.mr_len || !opts.recv_len || opts.nrecv < 0) {
 		fprintf(stderr, "peer_target: bad sizes\n");
 		return 2;
 	}

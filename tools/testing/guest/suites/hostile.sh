@@ -251,6 +251,18 @@ t_match "valid, one octet per TCP send: both Sends arrive" \
 	'^WC wr_id=1 status=SUCCESS opcode=RECV len=3 data=bye' "$T"
 t_ok "valid, one octet per TCP send: no endpoint or QP left" gone
 
+# A drain (ib_drain_rq()) while a Send is half received: the receive being
+# filled completes first, the drain's own receive last (IB: in the order
+# posted), and nothing is placed once the QP is in ERR.
+case_connect drain-partial send-partial "-D 1500" ""
+t_eq "drain-partial: flushes in posting order, the half-filled receive first" \
+	"0:WR_FLUSH_ERR 1:WR_FLUSH_ERR 2:WR_FLUSH_ERR 3:WR_FLUSH_ERR 999:WR_FLUSH_ERR" \
+	"$(sed -n '/^QP draining/,/^DRAINED/s/^WC wr_id=\([0-9]*\) status=\([A-Z_]*\).*/\1:\2/p' \
+		<<<"$T" | xargs)"
+t_nomatch "drain-partial: peer_target's verbs and CM calls succeed" '^ERROR' "$T"
+t_match "drain-partial: no Terminate, the stream reset" '^verdict match' "$P"
+t_ok "drain-partial: no endpoint or QP left" gone
+
 echo 0 >"$params/mpa_p2p"
 case_accept valid-active valid "-s hello-from-siw2" ""
 t_match "siw2 initiator: the Request carries the region" \
