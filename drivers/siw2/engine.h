@@ -37,6 +37,7 @@
 
 /* struct siw2_stream.flags */
 enum {
+	SIW2_S_ATTACHING,	/* siw2_qp_llp_attach() is not done with it */
 	SIW2_S_TX_PENDING,	/* the send engine has work to look at */
 	SIW2_S_TX_ALLOWED,	/* RFC 5044 7.1.2: the responder may send */
 	SIW2_S_TERM,		/* a Terminate is queued in @term */

@@ -24,6 +24,7 @@
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <linux/wait_bit.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 #include <net/tcp_states.h>
@@ -131,6 +132,8 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	siw2_mpa_rx_fold_by_caller(&s->rx.mpa);
 	siw2_mpa_tx_init(&s->tx.mpa, conn->tx_markers, conn->crc);
 	siw2_ddp_rx_init(&s->rx.ddp, true);
+	/* Until the attach is done with it: the close work waits. */
+	set_bit(SIW2_S_ATTACHING, &s->flags);
 	/* RFC 5044 7.1.2 rule 4: the responder waits for the first FPDU. */
 	if (initiator)
 		set_bit(SIW2_S_TX_ALLOWED, &s->flags);
@@ -166,6 +169,12 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	siw2_rx_data_ready(s);
 	release_sock(sk);
 	stream_notify(&s->cb, SIW2_SOCK_STATE);
+	/*
+	 * The stream may be closing already (a modify to ERR that found it
+	 * published): its close work unwatches the socket and releases the
+	 * receive state, and does so only after this.
+	 */
+	clear_and_wake_up_bit(SIW2_S_ATTACHING, &s->flags);
 	return 0;
 }
 
@@ -247,6 +256,7 @@ static void close_work(struct work_struct *work)
 	struct sock *sk = s->sock->sk;
 	bool abortive;
 
+	wait_on_bit(&s->flags, SIW2_S_ATTACHING, TASK_UNINTERRUPTIBLE);
 	/* The send engine finishes its round and never starts another. */
 	mutex_lock(&s->tx_mutex);
 	set_bit(SIW2_S_CLOSED, &s->flags);
