@@ -162,7 +162,9 @@ enum cep_state {
  * @ref: one per siw2_listener on it and per queued work
  * @lock: protects @sock, @entries and each entry's pending list and count
  * @node: in listen_socks while @sock is open
- * @net: namespace of the socket (a reference is held)
+ * @net: namespace of the socket; no reference is held (see socket.c), so
+ *	it is used only while @sock is open, which the namespace's pre_exit
+ *	ends
  * @addr: bound address and port
  * @v6only: IPv6 only (the cm_id's afonly)
  * @sock: the socket; NULL once the last listener left
@@ -1051,7 +1053,6 @@ static void ls_release(struct kref *ref)
 
 	WARN_ON(ls->sock || !list_empty(&ls->entries));
 	siw2_obj_destroyed(SIW2_OBJ_LISTENER);
-	put_net(ls->net);
 	mutex_destroy(&ls->lock);
 	kfree(ls);
 }
@@ -1132,11 +1133,18 @@ drop:
 static void ls_work(struct work_struct *work)
 {
 	struct listen_sock *ls = container_of(work, struct listen_sock, work);
+	struct net *net = NULL;
 	struct socket *sock;
-	int n, ret;
+	int n = 0, ret;
 
 	mutex_lock(&ls->lock);
-	for (n = 0; ls->sock && n < LISTEN_BATCH; n++) {
+	/*
+	 * Connections hold references on the namespace; none can be taken
+	 * once it is going, and its pre_exit is about to close the socket.
+	 */
+	if (ls->sock)
+		net = maybe_get_net(ls->net);
+	for (; net && n < LISTEN_BATCH; n++) {
 		ret = siw2_sock_accept(ls->sock, &ls->cb, &sock);
 		if (ret)
 			break;
@@ -1146,6 +1154,8 @@ static void ls_work(struct work_struct *work)
 	if (n == LISTEN_BATCH)
 		ls_queue(ls);
 	mutex_unlock(&ls->lock);
+	if (net)
+		put_net(net);
 	ls_put(ls);
 }
 
@@ -1192,15 +1202,20 @@ static int ls_create(struct net *net, const struct sockaddr_storage *addr,
 	int ret;
 
 	lockdep_assert_held(&listen_socks_lock);
+	/* Listed before @net's pre_exit runs, or not created at all. */
+	if (!maybe_get_net(net))
+		return -ENETDOWN;
 	ls = kzalloc(sizeof(*ls), GFP_KERNEL);
-	if (!ls)
+	if (!ls) {
+		put_net(net);
 		return -ENOMEM;
+	}
 	kref_init(&ls->ref);
 	mutex_init(&ls->lock);
 	INIT_LIST_HEAD(&ls->entries);
 	INIT_WORK(&ls->work, ls_work);
 	ls->cb.notify = ls_notify;
-	ls->net = get_net(net);
+	ls->net = net;
 	ls->addr = *addr;
 	ls->v6only = v6only;
 	mutex_lock(&ls->lock);
@@ -1213,15 +1228,41 @@ static int ls_create(struct net *net, const struct sockaddr_storage *addr,
 	mutex_unlock(&ls->lock);
 	if (ret) {
 		l->ls = NULL;
-		put_net(ls->net);
 		mutex_destroy(&ls->lock);
 		kfree(ls);
-		return ret;
+	} else {
+		list_add_tail(&ls->node, &listen_socks);
+		siw2_obj_created(SIW2_OBJ_LISTENER);
 	}
-	list_add_tail(&ls->node, &listen_socks);
-	siw2_obj_created(SIW2_OBJ_LISTENER);
-	return 0;
+	put_net(net);
+	return ret;
 }
+
+/*
+ * A namespace is going: its listening sockets, which hold no reference on
+ * it, close now. Their listeners stay until the RDMA CM destroys them (the
+ * devices go with the namespace's netdevs), accepting nothing.
+ */
+static void __net_exit cm_net_pre_exit(struct net *net)
+{
+	struct listen_sock *ls, *next;
+
+	mutex_lock(&listen_socks_lock);
+	list_for_each_entry_safe(ls, next, &listen_socks, node) {
+		if (!net_eq(ls->net, net))
+			continue;
+		mutex_lock(&ls->lock);
+		list_del(&ls->node);
+		siw2_sock_close(ls->sock, &ls->cb, false);
+		ls->sock = NULL;
+		mutex_unlock(&ls->lock);
+	}
+	mutex_unlock(&listen_socks_lock);
+}
+
+static struct pernet_operations cm_net_ops = {
+	.pre_exit = cm_net_pre_exit,
+};
 
 /* Closes the socket once no device listens on it; drops a reference. */
 static void ls_leave(struct listen_sock *ls)
@@ -1496,9 +1537,16 @@ void siw2_cm_uninit_device(struct siw2_device *sdev)
 
 int siw2_cm_init(void)
 {
+	int ret;
+
 	/* The CM can be on the path of memory reclaim (NFS over RDMA). */
 	cm_wq = alloc_workqueue("siw2_cm", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
-	return cm_wq ? 0 : -ENOMEM;
+	if (!cm_wq)
+		return -ENOMEM;
+	ret = register_pernet_subsys(&cm_net_ops);
+	if (ret)
+		destroy_workqueue(cm_wq);
+	return ret;
 }
 
 void siw2_cm_uninit(void)
@@ -1506,6 +1554,7 @@ void siw2_cm_uninit(void)
 	/* Every device is gone, and with them every listener and cep. */
 	WARN_ON(!list_empty(&listen_socks));
 	WARN_ON(!list_empty(&ceps));
+	unregister_pernet_subsys(&cm_net_ops);
 	destroy_workqueue(cm_wq);
 	/*
 	 * Socket callbacks of ours that were entered before their socket

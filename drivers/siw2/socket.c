@@ -8,12 +8,17 @@
  * callbacks.
  *
  * Namespaces. A socket is created in the namespace the caller names (the
- * device's netdev's), and holds a reference on it as a user's socket does.
- * A kernel socket normally does not, which would leave a socket the CM
- * still owns, or one TCP keeps after its release (FIN_WAIT, LAST_ACK),
- * pointing into a namespace that is being dismantled. The price: a
- * namespace lives until its siw2 listeners and connections are gone, which
- * the RDMA CM's own references already imply.
+ * device's netdev's). A connection's socket holds a reference on it, as a
+ * user's socket does; a kernel socket normally does not, which would leave
+ * a socket the CM still owns, or one TCP keeps after its release
+ * (FIN_WAIT, LAST_ACK), pointing into a namespace that is being
+ * dismantled. A connection therefore keeps its namespace alive until it
+ * ends. A listening socket does not: the RDMA CM listens on every device
+ * for a wildcard bind in any namespace, and such a listener, in the
+ * initial namespace say, would keep every other namespace with a siw2
+ * device alive for ever. The CM closes the listeners of a namespace as it
+ * begins to go instead (cm.c), and their children hold references of
+ * their own once accepted.
  *
  * Callbacks. siw2_sock_watch() replaces sk_data_ready, sk_state_change and
  * sk_write_space with functions that only call cb->notify() (softirq or
@@ -144,8 +149,9 @@ static void set_tos(struct socket *sock, int tos)
 			      KERNEL_SOCKPTR(&tclass), sizeof(tclass));
 }
 
-/* A TCP socket in @net, holding a reference on it (see above). */
-static int create(struct net *net, int family, int tos, struct socket **res)
+/* A TCP socket in @net, holding a reference on it if @hold (see above). */
+static int create(struct net *net, int family, int tos, bool hold,
+		  struct socket **res)
 {
 	struct socket *sock;
 	int ret;
@@ -153,7 +159,8 @@ static int create(struct net *net, int family, int tos, struct socket **res)
 	ret = sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, &sock);
 	if (ret)
 		return ret;
-	siw2_sk_hold_net(sock->sk);
+	if (hold)
+		siw2_sk_hold_net(sock->sk);
 	/* MPA frames and the FPDUs after them are latency bound. */
 	tcp_sock_set_nodelay(sock->sk);
 	set_tos(sock, tos);
@@ -181,7 +188,8 @@ static int bind_reserved(struct socket *sock,
 
 /**
  * siw2_sock_listen() - a listening socket, watched by @cb
- * @net: namespace to create it in
+ * @net: namespace to create it in; the caller holds a reference on it, and
+ *	closes the socket before the namespace goes (the socket holds none)
  * @addr: local address and port, possibly a wildcard
  * @v6only: an IPv6 wildcard does not take IPv4 connections
  * @backlog: TCP's accept queue
@@ -201,7 +209,7 @@ int siw2_sock_listen(struct net *net, const struct sockaddr_storage *addr,
 
 	if (!addr_len(addr))
 		return -EAFNOSUPPORT;
-	ret = create(net, addr->ss_family, tos, &sock);
+	ret = create(net, addr->ss_family, tos, false, &sock);
 	if (ret)
 		return ret;
 	sock_set_reuseaddr(sock->sk);
@@ -231,7 +239,8 @@ err_release:
  * siw2_sock_accept() - take one connection off a listener, if there is one
  * @lsock: the listening socket, watched by @lcb
  * @lcb: the listener's callback state
- * @res: the connection, not watched, with TCP's own callbacks
+ * @res: the connection, not watched, with TCP's own callbacks; it holds a
+ *	reference on the namespace, which the caller must hold one on
  *
  * Return: 0, -EAGAIN if none is waiting, or another negative errno.
  */
@@ -246,6 +255,8 @@ int siw2_sock_accept(struct socket *lsock, const struct siw2_sock_cb *lcb,
 	if (ret)
 		return ret;
 	sk = sock->sk;
+	/* The listener held none for it to inherit. */
+	siw2_sk_hold_net(sk);
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = lcb->data_ready;
 	sk->sk_state_change = lcb->state_change;
@@ -278,7 +289,7 @@ int siw2_sock_connect(struct net *net, const struct sockaddr_storage *laddr,
 
 	if (!addr_len(raddr) || laddr->ss_family != raddr->ss_family)
 		return -EAFNOSUPPORT;
-	ret = create(net, raddr->ss_family, tos, &sock);
+	ret = create(net, raddr->ss_family, tos, true, &sock);
 	if (ret)
 		return ret;
 	sock_set_reuseaddr(sock->sk);

@@ -97,6 +97,23 @@ ip netns del t2
 t_ok "deleting the namespace removes its device" \
 	t_wait "! rdma dev show | grep -q siw2_ns" 10
 
+# A wildcard listen in the initial namespace listens on every device, on
+# one whose netdev is in another namespace too (shared mode). That listener
+# must not keep the other namespace alive once it is deleted.
+ip netns add t3
+ip -n t3 link add d3 type dummy
+ip -n t3 addr add 198.51.100.3/24 dev d3
+ip -n t3 link set d3 up
+ip netns exec t3 rdma link add siw2_t3 type siw2 netdev d3
+timeout 60 rping -s -a 0.0.0.0 -p 7397 >/dev/null 2>&1 &
+t_ok "a wildcard listen in the initial namespace listens in t3 too" \
+	t_listening t3 7397 10
+ip netns del t3
+t_ok "deleting t3 under that listen removes t3's device" \
+	t_wait "! rdma dev show | grep -q siw2_t3" 20
+t_ok "the wildcard listen goes on" pgrep -x rping
+reap 0
+
 # 50 add/query/delete cycles leave no siw2 object behind and do not grow
 # unreclaimable slab. 50 warm-up cycles first: the core's allocators (device
 # index xarray, kernfs, uverbs minors) grow on first use, for rxe alike.
