@@ -76,6 +76,7 @@ struct siw2_orq_entry {
 /* An inbound RDMA Read Request being answered (IRD). */
 struct siw2_irq_entry {
 	struct siw2_mr *mr;	/* the source region, held; NULL if len 0 */
+	u32 src_stag;		/* ... which was found by this STag */
 	u32 sink_stag;
 	u64 sink_to;
 	u32 len;
@@ -92,6 +93,7 @@ struct siw2_tx_src {
 	const u8 *inline_data;	/* inline SQE data, or NULL */
 	struct {
 		struct siw2_mr *mr;
+		u32 stag;	/* what @mr was found by */
 		u64 addr;
 		u32 len;
 	} sge[SIW2_MAX_SGE];

@@ -9,8 +9,18 @@
  * Lookups run in any context, softirq included (RX placing tagged data):
  * under RCU the index is loaded and a reference taken with
  * refcount_inc_not_zero(); the key, state, protection domain, access
- * rights and bounds are then checked on the held MR under mr->lock, which
- * fast registration and invalidation also take.
+ * rights and bounds are then checked on the held MR under mr->lock,
+ * read-held.
+ *
+ * Invalidation. A holder may keep an MR for a whole message or Read, but
+ * each copy from or into its memory runs with mr->lock read-held, and only
+ * while the MR still is the STag the holder looked up, valid. Invalidation
+ * and fast registration take the lock write-held: once a Local Invalidate
+ * or a Send with Invalidate has run, no access under the old STag is in
+ * progress and none starts, so the consumer may reuse the memory as soon
+ * as it hears of it. Copies are bounded (an FPDU's payload, a staging
+ * page), and the lock is taken with BH off, as the invalidating context
+ * may be softirq.
  *
  * Lifetime. The STag table holds one reference. dereg_mr removes the STag
  * from the table (no new lookups find it), drops the table's reference and
@@ -74,7 +84,7 @@ static struct siw2_mr *mr_alloc(struct siw2_device *sdev, struct ib_pd *pd,
 	mr->kind = kind;
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
-	spin_lock_init(&mr->lock);
+	rwlock_init(&mr->lock);
 	return mr;
 }
 
@@ -343,15 +353,14 @@ struct siw2_mr *siw2_mr_lookup(struct siw2_device *sdev, u32 stag,
 			       enum siw2_mr_fault *fault)
 {
 	struct siw2_mr *mr = mr_get(sdev, stag);
-	unsigned long flags;
 
 	if (!mr) {
 		*fault = SIW2_MR_BAD_STAG;
 		return NULL;
 	}
-	spin_lock_irqsave(&mr->lock, flags);
+	read_lock_bh(&mr->lock);
 	*fault = check_locked(mr, stag, pd, access, addr, len);
-	spin_unlock_irqrestore(&mr->lock, flags);
+	read_unlock_bh(&mr->lock);
 	if (*fault) {
 		siw2_mr_put(mr);
 		return NULL;
@@ -377,18 +386,17 @@ struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
 				    struct siw2_stag_view *view)
 {
 	struct siw2_mr *mr = mr_get(sdev, stag);
-	unsigned long flags;
 
 	memset(view, 0, sizeof(*view));
 	if (!mr)
 		return NULL;
-	spin_lock_irqsave(&mr->lock, flags);
+	read_lock_bh(&mr->lock);
 	view->valid = mr->stag == stag && mr->valid;
 	view->assoc = mr->pd == pd;
 	view->access = (mr->access & access) == access;
 	view->base = mr->iova;
 	view->len = mr->len;
-	spin_unlock_irqrestore(&mr->lock, flags);
+	read_unlock_bh(&mr->lock);
 	if (!view->valid) {
 		siw2_mr_put(mr);
 		return NULL;
@@ -414,11 +422,11 @@ enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
 {
 	struct siw2_mr *mr = mr_get(sdev, stag);
 	enum siw2_mr_fault fault = SIW2_MR_OK;
-	unsigned long flags;
 
 	if (!mr)
 		return SIW2_MR_BAD_STAG;
-	spin_lock_irqsave(&mr->lock, flags);
+	/* Waits for the copies under @stag that are running (see above). */
+	write_lock_bh(&mr->lock);
 	if (mr->stag != stag)
 		fault = SIW2_MR_BAD_STAG;
 	else if (mr->pd != pd)
@@ -429,7 +437,7 @@ enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
 		fault = SIW2_MR_ACCESS;
 	else
 		mr->valid = false;
-	spin_unlock_irqrestore(&mr->lock, flags);
+	write_unlock_bh(&mr->lock);
 	siw2_mr_put(mr);
 	return fault;
 }
@@ -452,11 +460,10 @@ enum siw2_mr_fault siw2_mr_fast_reg(struct siw2_device *sdev, u32 stag,
 {
 	struct siw2_mr *mr = mr_get(sdev, stag);
 	enum siw2_mr_fault fault = SIW2_MR_OK;
-	unsigned long flags;
 
 	if (!mr)
 		return SIW2_MR_BAD_STAG;
-	spin_lock_irqsave(&mr->lock, flags);
+	write_lock_bh(&mr->lock);
 	if (mr->kind != SIW2_MR_FAST || mr->valid || !mr->npages ||
 	    !is_power_of_2(mr->base.page_size)) {
 		/* Not a fast registration MR, still valid, or never mapped. */
@@ -473,7 +480,7 @@ enum siw2_mr_fault siw2_mr_fast_reg(struct siw2_device *sdev, u32 stag,
 		mr->page_shift = ilog2(mr->base.page_size);
 		mr->valid = true;
 	}
-	spin_unlock_irqrestore(&mr->lock, flags);
+	write_unlock_bh(&mr->lock);
 	siw2_mr_put(mr);
 	return fault;
 }
@@ -536,44 +543,29 @@ static int locate(struct siw2_mr *mr, u64 addr, struct mr_loc *l)
 	return 0;
 }
 
-static int range_check(struct siw2_mr *mr, u64 addr, u64 len)
+/*
+ * May @mr's memory be accessed as @stag at [@addr, @addr + @len)? The
+ * lock is held, read, across the access (see the top of this file).
+ */
+static int access_ok_locked(struct siw2_mr *mr, u32 stag, u64 addr, u64 len)
 {
-	unsigned long flags;
-	bool ok;
-
-	spin_lock_irqsave(&mr->lock, flags);
-	ok = len - 1 <= U64_MAX - addr &&
-	     siw2_range_ok(addr, len, mr->iova, mr->len);
-	spin_unlock_irqrestore(&mr->lock, flags);
-	return ok ? 0 : -ERANGE;
+	lockdep_assert_held(&mr->lock);
+	if (mr->stag != stag || !mr->valid)
+		return -EACCES;
+	if (len - 1 > U64_MAX - addr ||
+	    !siw2_range_ok(addr, len, mr->iova, mr->len))
+		return -ERANGE;
+	return 0;
 }
 
-/**
- * siw2_mr_copy_to_crc() - write into a held MR, folding a CRC on the way
- * @mr: the MR, found by siw2_mr_lookup() with the rights the write needs
- * @addr: first address written
- * @src: the data
- * @len: octets
- * @crc: NULL for a plain copy, else a running CRC32c continued over @src
- *	 in the same pass (siw2_mpa_crc_copy()); undefined after an error
- *
- * Any context.
- *
- * Return: 0, -ERANGE outside the region, -EFAULT for unmapped memory.
- */
-int siw2_mr_copy_to_crc(struct siw2_mr *mr, u64 addr, const void *src,
-			u64 len, u32 *crc)
+static int copy_to_locked(struct siw2_mr *mr, u64 addr, const void *src,
+			  u64 len, u32 *crc)
 {
 	struct mr_loc l;
 	unsigned int n;
 	void *dst;
 	int ret;
 
-	if (!len)
-		return 0;
-	ret = range_check(mr, addr, len);
-	if (ret)
-		return ret;
 	while (len) {
 		ret = locate(mr, addr, &l);
 		if (ret)
@@ -594,44 +586,61 @@ int siw2_mr_copy_to_crc(struct siw2_mr *mr, u64 addr, const void *src,
 }
 
 /**
+ * siw2_mr_copy_to_crc() - write into a held MR, folding a CRC on the way
+ * @mr: the MR, found by siw2_mr_lookup() with the rights the write needs
+ * @stag: the STag it was found by
+ * @addr: first address written
+ * @src: the data
+ * @len: octets
+ * @crc: NULL for a plain copy, else a running CRC32c continued over @src
+ *	 in the same pass (siw2_mpa_crc_copy()); undefined after an error
+ *
+ * Any context.
+ *
+ * Return: 0, -EACCES if @stag was invalidated meanwhile, -ERANGE outside
+ * the region, -EFAULT for unmapped memory.
+ */
+int siw2_mr_copy_to_crc(struct siw2_mr *mr, u32 stag, u64 addr,
+			const void *src, u64 len, u32 *crc)
+{
+	int ret;
+
+	if (!len)
+		return 0;
+	read_lock_bh(&mr->lock);
+	ret = access_ok_locked(mr, stag, addr, len);
+	if (!ret)
+		ret = copy_to_locked(mr, addr, src, len, crc);
+	read_unlock_bh(&mr->lock);
+	return ret;
+}
+
+/**
  * siw2_mr_copy_to() - write into a held MR
  * @mr: the MR, found by siw2_mr_lookup() with the rights the write needs
+ * @stag: the STag it was found by
  * @addr: first address written
  * @src: the data
  * @len: octets
  *
  * Any context.
  *
- * Return: 0, -ERANGE outside the region, -EFAULT for unmapped memory.
+ * Return: as siw2_mr_copy_to_crc().
  */
-int siw2_mr_copy_to(struct siw2_mr *mr, u64 addr, const void *src, u64 len)
+int siw2_mr_copy_to(struct siw2_mr *mr, u32 stag, u64 addr, const void *src,
+		    u64 len)
 {
-	return siw2_mr_copy_to_crc(mr, addr, src, len, NULL);
+	return siw2_mr_copy_to_crc(mr, stag, addr, src, len, NULL);
 }
 
-/**
- * siw2_mr_copy_from() - read from a held MR
- * @mr: the MR, found by siw2_mr_lookup() with the rights the read needs
- * @addr: first address read
- * @dst: where to
- * @len: octets
- *
- * Any context.
- *
- * Return: 0, -ERANGE outside the region, -EFAULT for unmapped memory.
- */
-int siw2_mr_copy_from(struct siw2_mr *mr, u64 addr, void *dst, u64 len)
+static int copy_from_locked(struct siw2_mr *mr, u64 addr, void *dst,
+			    u64 len)
 {
 	struct mr_loc l;
 	unsigned int n;
 	void *src;
 	int ret;
 
-	if (!len)
-		return 0;
-	ret = range_check(mr, addr, len);
-	if (ret)
-		return ret;
 	while (len) {
 		ret = locate(mr, addr, &l);
 		if (ret)
@@ -651,6 +660,33 @@ int siw2_mr_copy_from(struct siw2_mr *mr, u64 addr, void *dst, u64 len)
 	return 0;
 }
 
+/**
+ * siw2_mr_copy_from() - read from a held MR
+ * @mr: the MR, found by siw2_mr_lookup() with the rights the read needs
+ * @stag: the STag it was found by
+ * @addr: first address read
+ * @dst: where to
+ * @len: octets
+ *
+ * Any context.
+ *
+ * Return: as siw2_mr_copy_to_crc().
+ */
+int siw2_mr_copy_from(struct siw2_mr *mr, u32 stag, u64 addr, void *dst,
+		      u64 len)
+{
+	int ret;
+
+	if (!len)
+		return 0;
+	read_lock_bh(&mr->lock);
+	ret = access_ok_locked(mr, stag, addr, len);
+	if (!ret)
+		ret = copy_from_locked(mr, addr, dst, len);
+	read_unlock_bh(&mr->lock);
+	return ret;
+}
+
 /* A user MR: its pages are pinned user memory, safe to lend to TCP. */
 bool siw2_mr_user(const struct siw2_mr *mr)
 {
@@ -659,7 +695,8 @@ bool siw2_mr_user(const struct siw2_mr *mr)
 
 /**
  * siw2_mr_page() - the page under an address, for zero-copy transmit
- * @mr: a held MR
+ * @mr: a held user MR (siw2_mr_user()), which cannot be invalidated
+ * @stag: the STag it was found by
  * @addr: the address, inside the region
  * @page: the page holding it
  * @offset: @addr's offset in @page
@@ -667,27 +704,23 @@ bool siw2_mr_user(const struct siw2_mr *mr)
  *
  * The page stays valid while the MR is held. Any context.
  *
- * Return: 0, -ERANGE outside the region, -EFAULT for unmapped memory.
+ * Return: as siw2_mr_copy_to_crc().
  */
-int siw2_mr_page(struct siw2_mr *mr, u64 addr, struct page **page,
+int siw2_mr_page(struct siw2_mr *mr, u32 stag, u64 addr, struct page **page,
 		 unsigned int *offset, unsigned int *len)
 {
-	unsigned long flags;
 	struct mr_loc l;
-	u64 left;
 	int ret;
 
-	spin_lock_irqsave(&mr->lock, flags);
-	left = siw2_range_ok(addr, 1, mr->iova, mr->len) ?
-	       mr->len - (addr - mr->iova) : 0;
-	spin_unlock_irqrestore(&mr->lock, flags);
-	if (!left)
-		return -ERANGE;
-	ret = locate(mr, addr, &l);
-	if (ret)
-		return ret;
-	*page = l.page;
-	*offset = l.off;
-	*len = min_t(u64, left, l.len);
-	return 0;
+	read_lock_bh(&mr->lock);
+	ret = access_ok_locked(mr, stag, addr, 1);
+	if (!ret)
+		ret = locate(mr, addr, &l);
+	if (!ret) {
+		*page = l.page;
+		*offset = l.off;
+		*len = min_t(u64, mr->len - (addr - mr->iova), l.len);
+	}
+	read_unlock_bh(&mr->lock);
+	return ret;
 }

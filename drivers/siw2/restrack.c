@@ -148,15 +148,14 @@ static int mr_attrs(struct sk_buff *msg, struct siw2_mr *mr)
 		[SIW2_MR_DMA] = "dma",
 		[SIW2_MR_FAST] = "fast",
 	};
-	unsigned long irqf;
 	bool valid;
 	int access;
 
 	/* Fast registration and invalidation change these. */
-	spin_lock_irqsave(&mr->lock, irqf);
+	read_lock_bh(&mr->lock);
 	valid = mr->valid;
 	access = mr->access;
-	spin_unlock_irqrestore(&mr->lock, irqf);
+	read_unlock_bh(&mr->lock);
 
 	if (rdma_nl_put_driver_string(msg, "kind", kinds[mr->kind]) ||
 	    rdma_nl_put_driver_u32(msg, "valid", valid) ||

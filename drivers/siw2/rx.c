@@ -281,8 +281,8 @@ static int place_rqe(struct siw2_stream *s, u32 mo, const u8 *data, u32 len,
 				return -EACCES;
 		}
 		n = min(len, sge->length - off);
-		ret = siw2_mr_copy_to_crc(rx->sge_mr, sge->addr + off, data,
-					  n, crc);
+		ret = siw2_mr_copy_to_crc(rx->sge_mr, sge->lkey, sge->addr + off,
+					  data, n, crc);
 		if (ret)
 			return ret;
 		data += n;
@@ -312,8 +312,14 @@ static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	switch (rx->cls) {
 	case SIW2_CLASS_WRITE:
 	case SIW2_CLASS_READ_RESP:
-		ret = siw2_mr_copy_to_crc(rx->mr, rx->to + ev->off, ev->data,
-					  ev->len, crc);
+		ret = siw2_mr_copy_to_crc(rx->mr, rx->hdr.stag,
+					  rx->to + ev->off, ev->data, ev->len,
+					  crc);
+		/* Invalidated since the segment began (mr.c). */
+		if (ret == -EACCES) {
+			rx_terminate(s, SIW2_TERM_DDP_T_INVALID_STAG);
+			return;
+		}
 		break;
 	case SIW2_CLASS_SEND:
 		ret = place_rqe(s, rx->hdr.mo + ev->off, ev->data, ev->len,
@@ -500,6 +506,7 @@ static u32 end_read_req(struct siw2_stream *s)
 		e = siw2_irq_at(s, s->irq_tail++);
 		memset(e, 0, sizeof(*e));
 		e->mr = mr;
+		e->src_stag = h->rreq.src_stag;
 		e->sink_stag = h->rreq.sink_stag;
 		e->sink_to = h->rreq.sink_to;
 		e->len = h->rreq.size;
@@ -543,14 +550,15 @@ static u32 end_atomic_req(struct siw2_stream *s)
 	if (cause)
 		goto out;
 
-	spin_lock_irqsave(&s->sdev->atomic_lock, flags);
-	ret = siw2_mr_copy_from(mr, a->to, &old, sizeof(old));
+	spin_lock_bh(&s->sdev->atomic_lock);
+	ret = siw2_mr_copy_from(mr, a->stag, a->to, &old, sizeof(old));
 	if (!ret) {
 		new = siw2_rdmap_atomic_apply(a, old);
 		if (new != old)
-			ret = siw2_mr_copy_to(mr, a->to, &new, sizeof(new));
+			ret = siw2_mr_copy_to(mr, a->stag, a->to, &new,
+					      sizeof(new));
 	}
-	spin_unlock_irqrestore(&s->sdev->atomic_lock, flags);
+	spin_unlock_bh(&s->sdev->atomic_lock);
 
 	spin_lock_irqsave(&s->lock, flags);
 	if (ret) {
@@ -602,7 +610,8 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 			    IB_ACCESS_LOCAL_WRITE, o->sink_to, sizeof(orig),
 			    &fault);
 	if (mr) {
-		ret = siw2_mr_copy_to(mr, o->sink_to, &orig, sizeof(orig));
+		ret = siw2_mr_copy_to(mr, o->sink_stag, o->sink_to, &orig,
+				      sizeof(orig));
 		siw2_mr_put(mr);
 	}
 	spin_lock_irqsave(&s->lock, flags);

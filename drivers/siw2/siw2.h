@@ -73,7 +73,7 @@ struct siw2_counters;
  * @num_mr: live MRs
  * @cq_ids: source of CQ identifiers reported to the provider
  * @atomic_lock: serializes the RFC 7306 atomics the device executes for
- *	its peers (IB_ATOMIC_HCA); taken with interrupts off
+ *	its peers (IB_ATOMIC_HCA); taken with BH off
  * @counts: the device's event counters, per CPU (counters.c)
  */
 struct siw2_device {
@@ -311,7 +311,8 @@ enum siw2_mr_fault {
  * @released: completed when @ref drops to zero
  * @rcu: the free waits for lookups that found the MR but lost the race
  * @lock: protects @stag, @valid, @access, @iova and @len, which
- *	fast registration and invalidation change; interrupts off
+ *	fast registration and invalidation change (write-held, BH off);
+ *	every access to the memory runs read-held (mr.c)
  * @kind: see enum siw2_mr_kind
  * @stag: the STag, index and key
  * @valid: the STag may be used
@@ -335,7 +336,7 @@ struct siw2_mr {
 	refcount_t ref;
 	struct completion released;
 	struct rcu_head rcu;
-	spinlock_t lock;	/* see above */
+	rwlock_t lock;		/* see above */
 	enum siw2_mr_kind kind;
 	u32 stag;
 	bool valid;
@@ -563,12 +564,14 @@ enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
 				      struct ib_pd *pd, bool remote);
 enum siw2_mr_fault siw2_mr_fast_reg(struct siw2_device *sdev, u32 stag,
 				    struct ib_pd *pd, int access);
-int siw2_mr_copy_to(struct siw2_mr *mr, u64 addr, const void *src, u64 len);
-int siw2_mr_copy_to_crc(struct siw2_mr *mr, u64 addr, const void *src,
-			u64 len, u32 *crc);
-int siw2_mr_copy_from(struct siw2_mr *mr, u64 addr, void *dst, u64 len);
+int siw2_mr_copy_to(struct siw2_mr *mr, u32 stag, u64 addr, const void *src,
+		    u64 len);
+int siw2_mr_copy_to_crc(struct siw2_mr *mr, u32 stag, u64 addr,
+			const void *src, u64 len, u32 *crc);
+int siw2_mr_copy_from(struct siw2_mr *mr, u32 stag, u64 addr, void *dst,
+		      u64 len);
 bool siw2_mr_user(const struct siw2_mr *mr);
-int siw2_mr_page(struct siw2_mr *mr, u64 addr, struct page **page,
+int siw2_mr_page(struct siw2_mr *mr, u32 stag, u64 addr, struct page **page,
 		 unsigned int *offset, unsigned int *len);
 
 static inline struct siw2_mr *to_siw2_mr(struct ib_mr *ibmr)

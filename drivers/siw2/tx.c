@@ -203,8 +203,8 @@ static int add_payload(struct siw2_stream *s, u32 off, u32 len)
 	while (len) {
 		if (i >= src->nr)
 			return -EFAULT;
-		ret = siw2_mr_page(src->sge[i].mr, src->sge[i].addr + off,
-				   &page, &poff, &plen);
+		ret = siw2_mr_page(src->sge[i].mr, src->sge[i].stag,
+				   src->sge[i].addr + off, &page, &poff, &plen);
 		if (ret)
 			return ret;
 		n = min3(len, plen, src->sge[i].len - off);
@@ -274,8 +274,8 @@ static int copy_payload(struct siw2_stream *s, u8 *to, u32 off, u32 len)
 		if (i >= src->nr)
 			return -EFAULT;
 		n = min(len, src->sge[i].len - off);
-		ret = siw2_mr_copy_from(src->sge[i].mr, src->sge[i].addr + off,
-					to, n);
+		ret = siw2_mr_copy_from(src->sge[i].mr, src->sge[i].stag,
+					src->sge[i].addr + off, to, n);
 		if (ret)
 			return ret;
 		to += n;
@@ -442,6 +442,7 @@ static int src_from_sqe(struct siw2_stream *s, u32 *len)
 			return -EACCES;
 		}
 		src->sge[src->nr].mr = mr;
+		src->sge[src->nr].stag = sqe->sge[i].lkey;
 		src->sge[src->nr].addr = sqe->sge[i].addr;
 		src->sge[src->nr].len = sqe->sge[i].length;
 		src->nr++;
@@ -607,6 +608,7 @@ static bool irq_next(struct siw2_stream *s)
 	if (e->len) {
 		/* The entry's reference moves to the source. */
 		src->sge[0].mr = e->mr;
+		src->sge[0].stag = e->src_stag;
 		src->sge[0].addr = e->src_to;
 		src->sge[0].len = e->len;
 		src->nr = 1;
