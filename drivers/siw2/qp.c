@@ -568,17 +568,21 @@ void siw2_qp_set_error(struct siw2_qp *qp)
  *
  * The close work, once no engine runs and the stream's own work requests
  * are completed: the QP moves to ERR, and the flush that was held back
- * completes the rest, after them (IB: completions in posting order).
+ * completes the rest, after them (IB: completions in posting order). A
+ * QP its consumer has reset meanwhile stays where the consumer put it.
  */
 void siw2_qp_stream_done(struct siw2_qp *qp)
 {
+	enum ib_qp_state state;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	/* Before the queue locks that flush_sq() and flush_rq() take. */
 	WRITE_ONCE(qp->flush_held, false);
+	state = qp->state;
 	spin_unlock_irqrestore(&qp->lock, flags);
-	siw2_qp_set_error(qp);
+	if (state == IB_QPS_RTS || state == IB_QPS_SQD || state == IB_QPS_ERR)
+		siw2_qp_set_error(qp);
 }
 
 static int check_attr(const struct ib_qp_attr *attr, int mask)
@@ -678,11 +682,13 @@ unlock:
 
 	/*
 	 * The iWARP CM's disconnect: SQD ends the stream gracefully, ERR
-	 * abortively (llp.h).
+	 * abortively (llp.h). RESET ends it abortively too: a QP there has
+	 * no connection.
 	 */
 	if (!ret && (mask & IB_QP_STATE) && next != cur &&
-	    (next == IB_QPS_SQD || next == IB_QPS_ERR))
-		siw2_qp_llp_shutdown(qp, next == IB_QPS_ERR);
+	    (next == IB_QPS_SQD || next == IB_QPS_ERR ||
+	     next == IB_QPS_RESET))
+		siw2_qp_llp_shutdown(qp, next != IB_QPS_SQD);
 	set_state_done(qp, ev);
 	if (ev & QP_EV_BROKEN)
 		report_broken(qp);

@@ -787,12 +787,14 @@ static int rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 		    unsigned int off, size_t len)
 {
 	struct siw2_stream *s = desc->arg.data;
+	enum ib_qp_state state;
 	struct skb_seq_state st;
 	unsigned int got = 0, n;
 	const u8 *data;
 
-	/* Nothing is placed or executed once the QP is in ERR. */
-	if (READ_ONCE(s->qp->state) == IB_QPS_ERR)
+	/* Nothing is placed or executed once the QP is in ERR or RESET. */
+	state = READ_ONCE(s->qp->state);
+	if (state == IB_QPS_ERR || state == IB_QPS_RESET)
 		s->rx.dead = true;
 	if (s->rx.dead)
 		return len;
@@ -831,6 +833,13 @@ void siw2_rx_release(struct siw2_stream *s)
 	struct siw2_stream_rx *rx = &s->rx;
 
 	s->rx.dead = true;
+	/*
+	 * RESET discards the QP's receives without completions; one from an
+	 * SRQ goes back to its consumer as a flush all the same.
+	 */
+	if (rx->have_rqe && READ_ONCE(s->qp->state) == IB_QPS_RESET &&
+	    !s->qp->srq)
+		rx->have_rqe = false;
 	if (rx->have_rqe)
 		rqe_complete(s, IB_WC_WR_FLUSH_ERR, SIW2_WC_RECV, 0, 0, 0);
 	put_mrs(rx);

@@ -13,7 +13,8 @@
  *   ASYNC <name>                       an asynchronous event
  *   QP state=<name>                    after the disconnect, before this
  *                                      program touches the QP
- *   QP forcing ERR                     then it moves the QP to ERR itself;
+ *   QP forcing ERR                     then it moves the QP to ERR itself
+ *                                      (unless it is in RESET);
  *                                      completions after this line are its
  *                                      own doing
  *   REGION intact | REGION changed first=N last=N
@@ -23,6 +24,7 @@
  *                                      receive (wr_id 999) is posted
  *   DRAINED                            -D: that receive's completion came;
  *                                      the WC lines between are in CQ order
+ *   QP resetting                       -X: the QP goes to RESET now
  *   DONE | TIMEOUT                     the end
  *
  *   peer_target server ADDR PORT [options]   accept one connection
@@ -44,6 +46,8 @@
  *   -D MS      MS milliseconds after the connection is established, drain
  *              the QP as ib_drain_rq() does: move it to ERR, post one more
  *              receive and poll until that receive completes
+ *   -X MS      MS milliseconds after the connection is established, move
+ *              the QP to RESET
  *   -T SEC     give up after SEC seconds without a disconnect (default 30)
  *
  * The Private Data of the accept (server) or connect request (client) is
@@ -76,6 +80,7 @@ struct opts {
 	uint64_t send_addr;
 	int read;
 	int drain_ms;
+	int reset_ms;
 	int timeout_s;
 };
 
@@ -435,6 +440,18 @@ static void drain(struct target *t)
 	printf("ERROR the drain's receive did not complete\n");
 }
 
+/* RESET ends the connection and discards the receives, without completions. */
+static void reset_qp(struct target *t)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+
+	poll(NULL, 0, o->reset_ms);
+	poll_cq(t);
+	printf("QP resetting\n");
+	if (ibv_modify_qp(t->qp, &attr, IBV_QP_STATE))
+		printf("ERROR modify_qp(RESET): %s\n", strerror(errno));
+}
+
 static void report_region(const struct target *t)
 {
 	size_t i, first = o->mr_len, last = 0;
@@ -516,12 +533,15 @@ static void after_disconnect(struct target *t)
 		wait_events(t, 100);
 		poll_cq(t);
 	}
-	if (ibv_query_qp(t->qp, &attr, IBV_QP_STATE, &init))
+	if (ibv_query_qp(t->qp, &attr, IBV_QP_STATE, &init)) {
 		printf("ERROR ibv_query_qp: %s\n", strerror(errno));
-	else
-		printf("QP state=%s\n",
-		       lookup(qp_states, ARRAY_SIZE(qp_states),
-			      attr.qp_state));
+		return;
+	}
+	printf("QP state=%s\n",
+	       lookup(qp_states, ARRAY_SIZE(qp_states), attr.qp_state));
+	/* IB has no way from RESET to ERR, and nothing is left to flush. */
+	if (attr.qp_state == IBV_QPS_RESET)
+		return;
 	printf("QP forcing ERR\n");
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_ERR;
@@ -694,6 +714,8 @@ static int run(int server, const char *host, const char *port)
 				post_read(&t);
 			if (o->drain_ms)
 				drain(&t);
+			if (o->reset_ms)
+				reset_qp(&t);
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
 			t.disconnected = 1;
@@ -739,6 +761,8 @@ static int set_opt(struct opts *p, const char *opt, const char *v)
 		p->read = 1;
 	else if (!strcmp(opt, "-D") && atoi(v) > 0)
 		p->drain_ms = atoi(v);
+	else if (!strcmp(opt, "-X") && atoi(v) > 0)
+		p->reset_ms = atoi(v);
 	else if (!strcmp(opt, "-T"))
 		p->timeout_s = atoi(v);
 	else

@@ -263,6 +263,16 @@ t_nomatch "drain-partial: peer_target's verbs and CM calls succeed" '^ERROR' "$T
 t_match "drain-partial: no Terminate, the stream reset" '^verdict match' "$P"
 t_ok "drain-partial: no endpoint or QP left" gone
 
+# RESET ends the connection too, and discards the receives, the half
+# filled one included, without completions; the QP stays in RESET.
+case_connect reset-partial send-partial "-X 1500" ""
+t_match "reset-partial: RESET resets the stream" '^verdict match term=none end=reset' \
+	"$P"
+t_match "reset-partial: the QP stays in RESET" '^QP state=RESET' "$T"
+t_nomatch "reset-partial: no completions" '^WC ' "$T"
+t_nomatch "reset-partial: peer_target's verbs and CM calls succeed" '^ERROR' "$T"
+t_ok "reset-partial: no endpoint or QP left" gone
+
 echo 0 >"$params/mpa_p2p"
 case_accept valid-active valid "-s hello-from-siw2" ""
 t_match "siw2 initiator: the Request carries the region" \
