@@ -455,6 +455,9 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 	case IB_QPS_RESET:
 		discard_queues(qp);
 		qp->last_wqe = false;
+		/* What the stream holds goes too, whatever state comes next. */
+		if (qp->flush_held)
+			WRITE_ONCE(qp->discard_held, true);
 		break;
 	default:
 		break;
@@ -569,19 +572,21 @@ void siw2_qp_set_error(struct siw2_qp *qp)
  * The close work, once no engine runs and the stream's own work requests
  * are completed: the QP moves to ERR, and the flush that was held back
  * completes the rest, after them (IB: completions in posting order). A
- * QP its consumer has reset meanwhile stays where the consumer put it.
+ * QP its consumer has reset meanwhile stays where the consumer put it,
+ * RESET or a state it moved on to (ERR is flushed now).
  */
 void siw2_qp_stream_done(struct siw2_qp *qp)
 {
-	enum ib_qp_state state;
 	unsigned long flags;
+	bool move;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	/* Before the queue locks that flush_sq() and flush_rq() take. */
 	WRITE_ONCE(qp->flush_held, false);
-	state = qp->state;
+	move = !qp->discard_held || qp->state == IB_QPS_ERR;
+	WRITE_ONCE(qp->discard_held, false);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (state == IB_QPS_RTS || state == IB_QPS_SQD || state == IB_QPS_ERR)
+	if (move)
 		siw2_qp_set_error(qp);
 }
 
@@ -886,6 +891,8 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	spin_lock_irqsave(&qp->lock, flags);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	/* Its consumer is not told of the QP it is destroying. */
+	qp->last_wqe = true;
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	xa_erase(&sdev->qps, qp->base.qp_num);

@@ -792,9 +792,10 @@ static int rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	unsigned int got = 0, n;
 	const u8 *data;
 
-	/* Nothing is placed or executed once the QP is in ERR or RESET. */
+	/* Nothing is placed or executed once the QP went to ERR or RESET. */
 	state = READ_ONCE(s->qp->state);
-	if (state == IB_QPS_ERR || state == IB_QPS_RESET)
+	if (state == IB_QPS_ERR || state == IB_QPS_RESET ||
+	    READ_ONCE(s->qp->discard_held))
 		s->rx.dead = true;
 	if (s->rx.dead)
 		return len;
@@ -837,8 +838,7 @@ void siw2_rx_release(struct siw2_stream *s)
 	 * RESET discards the QP's receives without completions; one from an
 	 * SRQ goes back to its consumer as a flush all the same.
 	 */
-	if (rx->have_rqe && READ_ONCE(s->qp->state) == IB_QPS_RESET &&
-	    !s->qp->srq)
+	if (rx->have_rqe && READ_ONCE(s->qp->discard_held) && !s->qp->srq)
 		rx->have_rqe = false;
 	if (rx->have_rqe)
 		rqe_complete(s, IB_WC_WR_FLUSH_ERR, SIW2_WC_RECV, 0, 0, 0);

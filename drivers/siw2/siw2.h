@@ -247,7 +247,11 @@ struct siw2_qp_attrs {
  *	close work, so that it completes them first and nothing is placed
  *	into a buffer its consumer got back. Set under @lock by the attach,
  *	cleared by siw2_qp_stream_done(); READ_ONCE under the queue locks
- * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED is due or was raised (@lock)
+ * @discard_held: the QP was reset while @flush_held: the stream places
+ *	nothing more, and what it holds is discarded, not completed, even
+ *	if the consumer has moved the QP on since (same rules)
+ * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED is due or was raised, or the QP
+ *	is being destroyed (@lock)
  */
 struct siw2_qp {
 	struct ib_qp base;
@@ -274,6 +278,7 @@ struct siw2_qp {
 	bool fatal_sent;
 	struct siw2_stream *stream;
 	bool flush_held;
+	bool discard_held;
 	bool last_wqe;
 	/* sqpoll.c: @poller set once, under @lock; the rest under its lock */
 	struct list_head poll_node;
