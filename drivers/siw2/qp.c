@@ -37,7 +37,9 @@
  * validated as a copy. A ring whose indices lie moves the QP to ERR with
  * IB_EVENT_QP_FATAL.
  */
+#include <linux/cred.h>
 #include <linux/log2.h>
+#include <linux/sched.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "siw2.h"
@@ -101,6 +103,23 @@ void siw2_qp_put(struct siw2_qp *qp)
 }
 
 /*
+ * May the caller name @qp to the iWARP CM? A user of the RDMA CM names
+ * its QP by number (rdma_connect() and rdma_accept() take any number), so
+ * without this any process could connect, say, another user's QP, or a
+ * kernel consumer's, to a peer of its choosing. A user QP may be named by
+ * a process of the user that created it, a kernel QP by a kernel thread
+ * or by root (a ULP that connects from a mount(2), say). The iWARP CM
+ * calls in the context of its caller.
+ */
+static bool may_name(const struct siw2_qp *qp)
+{
+	if (qp->user)
+		return uid_eq(current_euid(), qp->owner);
+	return (current->flags & PF_KTHREAD) ||
+	       uid_eq(current_euid(), GLOBAL_ROOT_UID);
+}
+
+/*
  * ib_device_ops.iw_get_qp. No reference is taken: the iWARP CM calls it
  * for a QP its consumer owns and takes one with iw_add_ref right after.
  */
@@ -111,7 +130,7 @@ struct ib_qp *siw2_qp_iw_get(struct ib_device *ibdev, int qpn)
 	if (qpn < 0)
 		return NULL;
 	qp = xa_load(&to_siw2_dev(ibdev)->qps, qpn);
-	return qp ? &qp->base : NULL;
+	return qp && may_name(qp) ? &qp->base : NULL;
 }
 
 void siw2_qp_iw_add_ref(struct ib_qp *ibqp)
@@ -810,6 +829,7 @@ int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	spin_lock_init(&qp->rq_lock);
 	qp->state = IB_QPS_INIT;
 	qp->user = !!udata;
+	qp->owner = current_euid();
 	qp->scq = to_siw2_cq(attr->send_cq);
 	qp->rcq = to_siw2_cq(attr->recv_cq);
 	qp->srq = attr->srq ? to_siw2_srq(attr->srq) : NULL;

@@ -239,6 +239,7 @@ struct siw2_qp_attrs {
  * @home_cpu: the CPU that created the QP, where its send work runs until
  *	its consumer first posts (tx.c)
  * @user: the rings are mapped to user space
+ * @owner: the effective user that created the QP (see may_name() in qp.c)
  * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring
  * @stream: the connection's data path (engine.h), set once by
  *	siw2_qp_llp_attach() and freed by destroy_qp
@@ -275,6 +276,7 @@ struct siw2_qp {
 	bool sig_all;
 	int home_cpu;
 	bool user;
+	kuid_t owner;
 	bool fatal_sent;
 	struct siw2_stream *stream;
 	bool flush_held;

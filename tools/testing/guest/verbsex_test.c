@@ -55,6 +55,9 @@
  *   Requests): both Reads complete, the second bringing the server's
  *   data, and the client then disconnects.
  * MODE setuid:
+ *   Before it connects, the client forks a child that becomes nobody and
+ *   asks the RDMA CM to connect the client's QP, which it names by number
+ *   (the only way a user of the RDMA CM names a QP): siw2 must refuse.
  *   Once connected, the client gives up root for nobody, then posts
  *   batches A and B and a Send through ibv_post_send(). The kernel
  *   refuses write() on a uverbs file to a process whose credentials
@@ -78,6 +81,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -920,6 +924,64 @@ static void rtr_read(struct side *s)
 	rdma_disconnect(s->id);
 }
 
+static int become_nobody(void)
+{
+	return setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	       setresuid(65534, 65534, 65534);
+}
+
+/*
+ * The child of foreign_connect(): exits 0 if rdma_connect() naming @qpn
+ * was refused, 1 if it was taken, more if it could not get that far.
+ */
+static void __attribute__((noreturn))
+foreign_child(const struct sockaddr *dst, uint32_t qpn)
+{
+	struct rdma_conn_param p = {
+		.responder_resources = 1, .initiator_depth = 1, .qp_num = qpn,
+	};
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	int want[2] = { RDMA_CM_EVENT_ADDR_RESOLVED,
+			RDMA_CM_EVENT_ROUTE_RESOLVED };
+	int i, type;
+
+	if (become_nobody())
+		_exit(4);
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)dst, 5000))
+		_exit(5);
+	for (i = 0; i < 2; i++) {
+		if (rdma_get_cm_event(ch, &ev))
+			_exit(6);
+		type = ev->event;
+		rdma_ack_cm_event(ev);
+		if (type != want[i] ||
+		    (i == 0 && rdma_resolve_route(id, 5000)))
+			_exit(7);
+	}
+	_exit(rdma_connect(id, &p) ? 0 : 1);
+}
+
+/* setuid: another user cannot connect our QP by naming its number. */
+static void foreign_connect(struct side *s, const struct sockaddr *dst)
+{
+	pid_t pid;
+	int st = -1;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		foreign_child(dst, s->qp->qp_num);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		st = -1;
+	check(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "another user's rdma_connect naming our QP is refused",
+	      "child status %#x (1: taken, 4-7: setup failed)", st);
+}
+
 /* setuid: nobody from now on; the verbs must go on working. */
 static void drop_root(struct side *s)
 {
@@ -930,8 +992,7 @@ static void drop_root(struct side *s)
 	struct comp c[2];
 	int n;
 
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	    setresuid(65534, 65534, 65534)) {
+	if (become_nobody()) {
 		check(false, "the client becomes nobody", "%s",
 		      strerror(errno));
 		return;
@@ -1079,6 +1140,8 @@ static int run_client(const char *host, const char *port, const char *mode)
 		bad_rqe_post(&s);
 	if (!strcmp(mode, "rtrread"))
 		rtr_read_early(&s);
+	if (!strcmp(mode, "setuid"))
+		foreign_connect(&s, (struct sockaddr *)&dst);
 
 	if (rdma_connect(s.id, &param)) {
 		info("ERROR rdma_connect: %s", strerror(errno));
