@@ -1591,10 +1591,12 @@ static void parse_cm_params(struct cur *c)
 	size_t n;
 	bool bad;
 
+	memset(&p, 0, sizeof(p));
 	p.rev = take8(c) % 4;
 	p.markers = sel & 2;
 	p.crc = sel & 4;
 	p.p2p = sel & 8;
+	p.large = sel & 16;
 	p.rtr = take8(c) % 16;
 	p.ird = take16(c) % 0x4002;
 	p.ord = take16(c) % 0x4002;
