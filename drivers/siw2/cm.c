@@ -795,13 +795,16 @@ int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	     id->m_remote_addr.ss_family != AF_INET6) ||
 	    id->m_local_addr.ss_family != id->m_remote_addr.ss_family)
 		return -EAFNOSUPPORT;
+	/* A reference, which the CEP keeps (siw2_qp_iw_get()). */
 	ibqp = siw2_qp_iw_get(id->device, param->qpn);
 	if (!ibqp)
 		return -EINVAL;
 
 	cep = cep_alloc(sdev, dev_net(sdev->netdev));
-	if (!cep)
+	if (!cep) {
+		siw2_qp_put(to_siw2_qp(ibqp));
 		return -ENOMEM;
+	}
 	cep->ird = min_t(u32, param->ird, SIW2_MAX_IRD);
 	cep->ord = min_t(u32, param->ord, SIW2_MAX_ORD);
 	cep->laddr = id->m_local_addr;
@@ -810,7 +813,6 @@ int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (id->tos_set)
 		cep->tos = id->tos;
 	cep->qp = to_siw2_qp(ibqp);
-	siw2_qp_get(cep->qp);
 
 	/* Our own reference, for cep_finish() on the error path. */
 	kref_get(&cep->ref);
@@ -969,6 +971,7 @@ int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (param->private_data_len > pdata_max(conn->enhanced) ||
 	    (param->private_data_len && !param->private_data))
 		goto drop;
+	/* A reference, which the CEP keeps (siw2_qp_iw_get()). */
 	ibqp = siw2_qp_iw_get(id->device, param->qpn);
 	if (!ibqp)
 		goto drop;
@@ -977,17 +980,16 @@ int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (siw2_mpa_cm_accept(&cep->mpa, ird, ord, param->private_data,
 			       param->private_data_len, cep->tx,
 			       sizeof(cep->tx), &len))
-		goto drop;
+		goto drop_qp;
 	/* A fresh connection has room for one frame; no waiting here. */
 	ret = siw2_sock_send(cep->sock, cep->tx, len);
 	if (ret != (int)len) {
 		ret = -ECONNRESET;
-		goto drop;
+		goto drop_qp;
 	}
 	cep_disarm(cep);
 	pending_unlink(cep);
 	cep->qp = to_siw2_qp(ibqp);
-	siw2_qp_get(cep->qp);
 	ret = hand_over(cep, false);
 	if (ret) {
 		/* ATTACHED: the QP reports the end; nothing to upcall. */
@@ -1005,6 +1007,8 @@ int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ret = 0;
 	goto out;
 
+drop_qp:
+	siw2_qp_put(to_siw2_qp(ibqp));
 drop:
 	cep_finish(cep, true);
 out:

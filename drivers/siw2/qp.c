@@ -14,7 +14,7 @@
  * Lifetime. The core allocates struct ib_qp and frees it when destroy_qp
  * returns. qp->ref keeps what siw2 owns alive beyond that point's start:
  * the creator's reference is dropped by destroy_qp, which then waits
- * until every other holder (the CM through iw_add_ref, later the engines)
+ * until every other holder (the CM from iw_get_qp on, later the engines)
  * has dropped theirs. The QP number is removed from the device's table
  * first, so that no new holder can find it.
  *
@@ -120,22 +120,35 @@ static bool may_name(const struct siw2_qp *qp)
 }
 
 /*
- * ib_device_ops.iw_get_qp. No reference is taken: the iWARP CM calls it
- * for a QP its consumer owns and takes one with iw_add_ref right after.
+ * ib_device_ops.iw_get_qp. The iWARP CM calls it, then iw_add_ref() right
+ * after (under one spinlock, interrupts off; the two come as a pair and
+ * are called nowhere else). A destroy in between would free the QP under
+ * the CM, so the reference is taken here, under the table's lock that
+ * destroy's erase takes before it drops the creator's reference, and
+ * iw_add_ref() keeps it. siw2's CM (cm.c) looks the QP up again in
+ * iw_connect and iw_accept and keeps that reference for its CEP.
  */
 struct ib_qp *siw2_qp_iw_get(struct ib_device *ibdev, int qpn)
 {
+	struct siw2_device *sdev = to_siw2_dev(ibdev);
 	struct siw2_qp *qp;
+	unsigned long flags;
 
 	if (qpn < 0)
 		return NULL;
-	qp = xa_load(&to_siw2_dev(ibdev)->qps, qpn);
-	return qp && may_name(qp) ? &qp->base : NULL;
+	xa_lock_irqsave(&sdev->qps, flags);
+	qp = xa_load(&sdev->qps, qpn);
+	if (qp && may_name(qp))
+		siw2_qp_get(qp);
+	else
+		qp = NULL;
+	xa_unlock_irqrestore(&sdev->qps, flags);
+	return qp ? &qp->base : NULL;
 }
 
 void siw2_qp_iw_add_ref(struct ib_qp *ibqp)
 {
-	siw2_qp_get(to_siw2_qp(ibqp));
+	/* siw2_qp_iw_get() took the reference. */
 }
 
 void siw2_qp_iw_rem_ref(struct ib_qp *ibqp)
@@ -857,9 +870,9 @@ int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	}
 
 	/* Reserve the number; the QP becomes visible when it is complete. */
-	ret = xa_alloc_cyclic(&sdev->qps, &qpn, NULL,
-			      XA_LIMIT(SIW2_QPN_MIN, SIW2_QPN_MAX),
-			      &sdev->next_qpn, GFP_KERNEL);
+	ret = xa_alloc_cyclic_irq(&sdev->qps, &qpn, NULL,
+				  XA_LIMIT(SIW2_QPN_MIN, SIW2_QPN_MAX),
+				  &sdev->next_qpn, GFP_KERNEL);
 	if (ret < 0)
 		goto err_rq;
 	qp->base.qp_num = qpn;
@@ -876,7 +889,7 @@ int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	}
 	fill_cap(qp, &attr->cap);
 
-	old = xa_store(&sdev->qps, qpn, qp, GFP_KERNEL);
+	old = xa_store_irq(&sdev->qps, qpn, qp, GFP_KERNEL);
 	if (xa_is_err(old)) {
 		ret = xa_err(old);
 		goto err_qpn;
@@ -885,7 +898,7 @@ int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	return 0;
 
 err_qpn:
-	xa_erase(&sdev->qps, qpn);
+	xa_erase_irq(&sdev->qps, qpn);
 err_rq:
 	if (!qp->srq)
 		siw2_queue_uninit(&qp->rq);
@@ -915,7 +928,7 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->last_wqe = true;
 	spin_unlock_irqrestore(&qp->lock, flags);
 
-	xa_erase(&sdev->qps, qp->base.qp_num);
+	xa_erase_irq(&sdev->qps, qp->base.qp_num);
 	siw2_sqpoll_unwatch(qp);
 	siw2_qp_llp_shutdown(qp, true);
 	siw2_qp_put(qp);

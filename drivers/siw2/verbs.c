@@ -202,7 +202,8 @@ void siw2_verbs_init_device(struct siw2_device *sdev)
 	 */
 	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				       BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
-	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	/* siw2_qp_iw_get() looks up with interrupts off. */
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&sdev->atomic_lock);
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC);
 	sdev->next_qpn = SIW2_QPN_MIN;
