@@ -250,8 +250,8 @@ struct siw2_uresp_resize_cq {
 
 /*
  * Driver data of create_qp's response. sq_key/rq_key are 0 for absent
- * queues; a present queue is told by num_sqe/num_rqe != 0, as 0 is also a
- * valid mmap offset (the first mapping of a context may have it).
+ * queues (no ring is ever mapped at offset 0); num_sqe/num_rqe != 0 also
+ * tells a present queue.
  */
 struct siw2_uresp_create_qp {
 	__u32 qp_id;
