@@ -503,7 +503,8 @@ static u32 end_read_req(struct siw2_stream *s)
 	if (!cause && siw2_irq_full(s))
 		cause = SIW2_TERM_DDP_U_MSN_NOBUF;
 	if (!cause) {
-		e = siw2_irq_at(s, s->irq_tail++);
+		e = siw2_irq_at(s, s->irq_tail);
+		WRITE_ONCE(s->irq_tail, s->irq_tail + 1);
 		memset(e, 0, sizeof(*e));
 		e->mr = mr;
 		e->src_stag = h->rreq.src_stag;
@@ -565,7 +566,8 @@ static u32 end_atomic_req(struct siw2_stream *s)
 		siw2_rdmap_ird_end(&s->ird);
 		cause = SIW2_TERM_RDMAP_CATASTROPHIC;
 	} else {
-		e = siw2_irq_at(s, s->irq_tail++);
+		e = siw2_irq_at(s, s->irq_tail);
+		WRITE_ONCE(s->irq_tail, s->irq_tail + 1);
 		memset(e, 0, sizeof(*e));
 		e->atomic = true;
 		e->counted = true;

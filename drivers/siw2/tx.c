@@ -405,6 +405,13 @@ static int flush(struct siw2_stream *s, bool block)
 
 /* ---- sources and records ---- */
 
+/* Entries past @nr are never read: clearing them would be wasted stores. */
+static void src_clear(struct siw2_tx_src *src)
+{
+	src->nr = 0;
+	src->inline_data = NULL;
+}
+
 static void src_put(struct siw2_tx_src *src)
 {
 	u32 i;
@@ -412,7 +419,7 @@ static void src_put(struct siw2_tx_src *src)
 	for (i = 0; i < src->nr; i++)
 		if (src->sge[i].mr)
 			siw2_mr_put(src->sge[i].mr);
-	memset(src, 0, sizeof(*src));
+	src_clear(src);
 }
 
 /* Holds the regions the SQE's data comes from; *@len gets its length. */
@@ -425,7 +432,7 @@ static int src_from_sqe(struct siw2_stream *s, u32 *len)
 	u64 total = 0;
 	u32 i;
 
-	memset(src, 0, sizeof(*src));
+	src_clear(src);
 	if (sqe->flags & SIW2_WQE_INLINE) {
 		src->inline_data = sqe->inline_data;
 		*len = sqe->inline_len;
@@ -565,7 +572,7 @@ static bool rtr_next(struct siw2_stream *s)
 	u8 rtr = s->conn.rtr;
 
 	s->tx.rtr_done = true;
-	memset(&s->tx.src, 0, sizeof(s->tx.src));
+	src_clear(&s->tx.src);
 	if (rtr & SIW2_MPA_RTR_WRITE) {
 		m.opcode = SIW2_RDMAP_OP_WRITE;
 	} else if (rtr & SIW2_MPA_RTR_SEND) {
@@ -590,13 +597,15 @@ static bool irq_next(struct siw2_stream *s)
 	unsigned long flags;
 	u32 len;
 
-	spin_lock_irqsave(&s->lock, flags);
-	if (s->irq_head == s->irq_tail) {
-		spin_unlock_irqrestore(&s->lock, flags);
+	/*
+	 * The receive engine adds a Request under s->lock and kicks us after:
+	 * one not seen here is seen by the round that kick asks for.
+	 */
+	if (READ_ONCE(s->irq_tail) == s->irq_head)
 		return false;
-	}
+	spin_lock_irqsave(&s->lock, flags);
 	e = siw2_irq_at(s, s->irq_head);
-	memset(src, 0, sizeof(*src));
+	src_clear(src);
 	if (e->atomic) {
 		/* RFC 7306: the Original Value, for the Request Identifier. */
 		m.opcode = SIW2_RDMAP_OP_ATOMIC_RESP;
@@ -648,7 +657,7 @@ static int imm_start(struct siw2_stream *s)
 		.imm = be32_to_cpu((__force __be32)s->tx.sqe.imm_inv),
 	};
 
-	memset(&s->tx.src, 0, sizeof(s->tx.src));
+	src_clear(&s->tx.src);
 	return msg_start(s, &m, 0, SIW2_FIN_SQE);
 }
 
@@ -721,6 +730,16 @@ static bool zc_eligible(struct siw2_stream *s, u32 len)
 	return true;
 }
 
+/* A record filled while past s->fetched becomes the retirer's to see. */
+static void rec_publish(struct siw2_stream *s, u32 fetched)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->lock, flags);
+	s->fetched = fetched;
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
 static bool sq_next(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
@@ -729,8 +748,8 @@ static bool sq_next(struct siw2_stream *s)
 	struct siw2_orq_entry *o;
 	struct siw2_wqe_rec *rec;
 	unsigned long flags;
-	u32 idx, len = 0;
-	bool is_read, is_atomic;
+	u32 idx = 0, len = 0;
+	bool is_read, is_atomic, fresh = false;
 	u32 req_id = 0;
 	int ret;
 
@@ -738,16 +757,20 @@ static bool sq_next(struct siw2_stream *s)
 		ret = siw2_qp_get_sqe(s->qp, sqe, &idx);
 		if (ret == -ENOENT || ret == -EIO)
 			return false;
+		/*
+		 * The record is past s->fetched, where retire_locked() does
+		 * not look: it is filled without the lock, and published with
+		 * s->fetched under it, in the ORD section below or on failure.
+		 */
 		tx->slot = idx & s->rec_mask;
-		spin_lock_irqsave(&s->lock, flags);
 		rec = &s->recs[tx->slot];
 		rec->wr_id = sqe->wr_id;
 		rec->opcode = sqe->opcode;
 		rec->flags = sqe->flags;
 		rec->done = false;
-		s->fetched = idx + 1;
-		spin_unlock_irqrestore(&s->lock, flags);
+		fresh = true;
 		if (ret == -EINVAL) {
+			rec_publish(s, idx + 1);
 			sqe_fail(s, IB_WC_LOC_QP_OP_ERR);
 			return false;
 		}
@@ -764,12 +787,16 @@ static bool sq_next(struct siw2_stream *s)
 	}
 	if (is_read && read_sink_ok(s)) {
 		tx->sqe_wait = false;
+		if (fresh)
+			rec_publish(s, idx + 1);
 		sqe_fail(s, IB_WC_LOC_PROT_ERR);
 		return false;
 	}
 
 	/* RFC 5040 5.5 fence, 5.2 ORD. */
 	spin_lock_irqsave(&s->lock, flags);
+	if (fresh)
+		s->fetched = idx + 1;
 	ret = siw2_rdmap_ord_issue(&s->ord, first_rdmap_opcode(sqe->opcode),
 				   sqe->flags & SIW2_WQE_FENCE);
 	if (!ret && is_read) {
@@ -800,14 +827,14 @@ static bool sq_next(struct siw2_stream *s)
 		return true;
 	case SIW2_OP_READ:
 	case SIW2_OP_READ_INV:
-		memset(&tx->src, 0, sizeof(tx->src));
+		src_clear(&tx->src);
 		m.opcode = SIW2_RDMAP_OP_READ_REQ;
 		m.rreq.src_stag = sqe->rkey;
 		m.rreq.src_to = sqe->raddr;
 		break;
 	case SIW2_OP_ATOMIC_CMP_SWP:
 	case SIW2_OP_ATOMIC_FETCH_ADD:
-		memset(&tx->src, 0, sizeof(tx->src));
+		src_clear(&tx->src);
 		m.opcode = SIW2_RDMAP_OP_ATOMIC_REQ;
 		if (sqe->opcode == SIW2_OP_ATOMIC_CMP_SWP)
 			siw2_rdmap_atomic_cmp_swap(&m.atomic, sqe->compare_add,
