@@ -27,9 +27,9 @@ static bool is_pow2(uint32_t n)
  * Maps the ring the kernel announced as (@key, @num entries of @ent_size
  * bytes). Whether a queue exists is the caller's knowledge (a QP's RQ
  * does not with an SRQ), not the key's: the kernel never maps a ring at
- * offset 0, but nothing here relies on that. A size
- * that is not a power of two is a kernel that does not speak this
- * provider's ABI: EPROTO rather than a guess.
+ * offset 0, but nothing here relies on that. A size that is not a power
+ * of two is a kernel that does not speak this provider's ABI: EPROTO
+ * rather than a guess.
  */
 int siw2_ring_map(struct siw2_ring *ring, int cmd_fd, uint64_t key,
 		  uint32_t num, size_t ent_size)
