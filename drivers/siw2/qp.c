@@ -438,12 +438,12 @@ static void discard_queues(struct siw2_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	siw2_queue_consume(&qp->sq, siw2_queue_avail(&qp->sq));
+	siw2_queue_discard(&qp->sq);
 	qp->sq_fetch = qp->sq.cons;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (!qp->srq) {
 		spin_lock_irqsave(&qp->rq_lock, flags);
-		siw2_queue_consume(&qp->rq, siw2_queue_avail(&qp->rq));
+		siw2_queue_discard(&qp->rq);
 		siw2_queue_set_flags(&qp->rq, 0);
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
@@ -485,7 +485,9 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 		}
 		break;
 	case IB_QPS_RESET:
+		/* A ring that was broken is whole again, and may break again. */
 		discard_queues(qp);
+		qp->fatal_sent = false;
 		qp->last_wqe = false;
 		/* What the stream holds goes too, whatever state comes next. */
 		if (qp->flush_held)

@@ -190,6 +190,23 @@ void siw2_queue_consume(struct siw2_queue *q, u32 n)
 }
 
 /**
+ * siw2_queue_discard() - drop what is published, whatever the indices say
+ * @q: a queue the kernel consumes
+ *
+ * For a QP's move to RESET, which empties its queues: cons takes the
+ * producer's index as it stands, so a ring whose indices lied is
+ * consistent, and in use, again.
+ */
+void siw2_queue_discard(struct siw2_queue *q)
+{
+	lockdep_assert_held(q->lock);
+	if (!q->size)
+		return;
+	q->broken = false;
+	siw2_queue_consume(q, READ_ONCE(q->ctl->prod) - q->cons);
+}
+
+/**
  * siw2_queue_space() - free slots for the producer
  * @q: a queue the kernel produces
  *

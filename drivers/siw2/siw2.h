@@ -128,7 +128,7 @@ struct siw2_stag_view;
  * @prod: the kernel's own producer index, when the kernel produces
  * @cons: the kernel's own consumer index, when the kernel consumes
  * @broken: the other side published an index claiming more than @size
- *	outstanding entries; the queue is dead from then on
+ *	outstanding entries; the queue is dead until siw2_queue_discard()
  * @lock: the lock of the object owning the queue, which every index
  *	helper expects held (checked by lockdep)
  * @mmap: the mapping offered to user space; NULL for a kernel queue
@@ -240,7 +240,8 @@ struct siw2_qp_attrs {
  *	its consumer first posts (tx.c)
  * @user: the rings are mapped to user space
  * @owner: the effective user that created the QP (see may_name() in qp.c)
- * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring
+ * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring (since
+ *	the last RESET, which mends the rings)
  * @stream: the connection's data path (engine.h), set once by
  *	siw2_qp_llp_attach() and freed by destroy_qp
  * @flush_held: the stream's engines may still hold work requests (an RQE
@@ -474,6 +475,7 @@ u64 siw2_queue_key(const struct siw2_queue *q);
 u32 siw2_queue_avail(struct siw2_queue *q);
 const void *siw2_queue_entry(const struct siw2_queue *q, u32 idx);
 void siw2_queue_consume(struct siw2_queue *q, u32 n);
+void siw2_queue_discard(struct siw2_queue *q);
 u32 siw2_queue_space(struct siw2_queue *q);
 void *siw2_queue_slot(struct siw2_queue *q);
 void siw2_queue_publish(struct siw2_queue *q);

@@ -614,6 +614,30 @@ static void test_qp(struct ctx *c)
 	check(qp_state(&qp) == IB_QPS_ERR && ring_sq(&qp) == 0 &&
 	      async_event(c, &ev) == -ETIMEDOUT,
 	      "qp: stays in ERR, no second event");
+
+	/* RESET empties the ring whatever its indices say: it works again. */
+	check(modify_qp(&qp, IB_QPS_RESET, 0) == 0 &&
+	      qp.sq.ctl->cons == qp.sq_prod + 1000,
+	      "qp: RESET starts the SQ at the producer's index");
+	qp.sq_prod += 1000;
+	check(modify_qp(&qp, IB_QPS_INIT, QP_PKEY_INDEX | QP_PORT |
+			QP_ACCESS_FLAGS) == 0 &&
+	      modify_qp(&qp, IB_QPS_ERR, 0) == 0 &&
+	      async_event(c, &ev) == -ETIMEDOUT,
+	      "qp: RESET -> INIT -> ERR after a corrupt index, no event");
+	ret = post_sqe(&qp, 500, SIW2_OP_SEND);
+	check(!ret && poll_cqe(&cq, e) && e[0].wr_id == 500 &&
+	      e[0].status == WC_WR_FLUSH_ERR,
+	      "qp: the SQ takes work again after RESET (%d)", ret);
+	check(modify_qp(&qp, IB_QPS_RESET, 0) == 0 &&
+	      modify_qp(&qp, IB_QPS_INIT, QP_PKEY_INDEX | QP_PORT |
+			QP_ACCESS_FLAGS) == 0, "qp: RESET -> INIT once more");
+	store_rel(&qp.sq.ctl->prod, qp.sq_prod + 1000);
+	modify_qp(&qp, IB_QPS_ERR, 0);
+	ret = async_event(c, &ev);
+	check(!ret && ev == EVENT_QP_FATAL,
+	      "qp: a corrupt index after RESET raises QP_FATAL again (%d)",
+	      ret);
 	check(destroy_qp(&qp) == 0, "qp: destroy");
 out_cq:
 	check(destroy_cq(&cq) == 0, "cq: destroy");
