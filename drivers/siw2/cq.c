@@ -326,7 +326,8 @@ int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	}
 
 	spin_lock_irqsave(&cq->lock, flags);
-	ret = siw2_queue_migrate(&nq, &cq->q);
+	/* A CQ in error takes no more completions, in a ring of any size. */
+	ret = cq->overflow ? -EIO : siw2_queue_migrate(&nq, &cq->q);
 	if (!ret) {
 		old = cq->q;
 		cq->q = nq;

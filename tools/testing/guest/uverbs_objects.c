@@ -663,6 +663,8 @@ static void test_cq_overflow(struct ctx *c)
 	for (n = 0; poll_cqe(&cq, &e); n++)
 		;
 	check(n == 2, "overflow: the ring holds exactly its 2 CQEs");
+	n = resize_cq(&cq, 16);
+	check(n == -EIO, "overflow: a CQ in error cannot be resized (%d)", n);
 	/* A consumer index beyond prod is a corrupt ring, not a crash. */
 	store_rel(&cq.r.ctl->cons, cq.cons + 100);
 	post_sqe(&qp, 9, SIW2_OP_SEND);
