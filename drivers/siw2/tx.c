@@ -850,8 +850,10 @@ static bool sq_next(struct siw2_stream *s)
 		ret = imm_start(s);
 		goto started;
 	default:
-		if (src_from_sqe(s, &len)) {
-			sqe_fail(s, IB_WC_LOC_PROT_ERR);
+		ret = src_from_sqe(s, &len);
+		if (ret) {
+			sqe_fail(s, ret == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
+						       IB_WC_LOC_PROT_ERR);
 			return false;
 		}
 		if (sqe->opcode == SIW2_OP_WRITE ||
