@@ -14,7 +14,10 @@
  *   never takes it; it queues the work instead.
  * - What both sides share (@ord, @orq, @ird, @irq, @recs, @term, the
  *   retire index) is under @lock, taken with interrupts off. Lock order:
- *   @lock before the QP's sq_lock, before a CQ's lock.
+ *   @lock before the QP's sq_lock, before a CQ's lock. Two exceptions
+ *   for the send engine: a record at or past @fetched is its own until
+ *   it publishes @fetched, and it may look at @irq_tail unlocked to find
+ *   the IRQ empty (a Request added later kicks it again).
  *
  * Lifetime: the stream is allocated by siw2_qp_llp_attach() and freed by
  * destroy_qp (siw2_stream_free()) after every user is gone. While the
