@@ -381,6 +381,36 @@ static int modify_qp(struct qp *qp, uint8_t state, uint32_t mask)
 		   NULL, 0);
 }
 
+/* A move to @state that sets one attribute (@mask, one of QP_*) to @v. */
+static int set_attr(struct qp *qp, uint8_t state, uint32_t mask, uint8_t v)
+{
+	struct ib_uverbs_modify_qp core = {
+		.qp_handle = qp->handle,
+		.attr_mask = QP_STATE | mask,
+		.qp_state = state,
+	};
+
+	switch (mask) {
+	case QP_PATH_MTU:
+		core.path_mtu = v;
+		break;
+	case QP_TIMEOUT:
+		core.timeout = v;
+		break;
+	case QP_RETRY_CNT:
+		core.retry_cnt = v;
+		break;
+	case QP_RNR_RETRY:
+		core.rnr_retry = v;
+		break;
+	default:
+		core.min_rnr_timer = v;
+		break;
+	}
+	return cmd(IB_USER_VERBS_CMD_MODIFY_QP, &core, sizeof(core), NULL, 0,
+		   NULL, 0);
+}
+
 static int query_qp(struct qp *qp, struct ib_uverbs_query_qp_resp *resp)
 {
 	struct ib_uverbs_query_qp core = { .qp_handle = qp->handle,
@@ -604,6 +634,25 @@ static void test_qp(struct ctx *c)
 	      !(qp.rq.ctl->flags & SIW2_RQ_NEED_WAKEUP), "qp: ERR -> RESET");
 	check(modify_qp(&qp, IB_QPS_INIT, QP_PKEY_INDEX | QP_PORT |
 			QP_ACCESS_FLAGS) == 0, "qp: RESET -> INIT again");
+
+	/*
+	 * Attributes outside their IB fields' ranges are refused, in the
+	 * transitions that take them (INIT -> RTR, RTR -> RTS).
+	 */
+	check(set_attr(&qp, IB_QPS_RTR, QP_PATH_MTU, 0) == -EINVAL &&
+	      set_attr(&qp, IB_QPS_RTR, QP_PATH_MTU, 6) == -EINVAL &&
+	      set_attr(&qp, IB_QPS_RTR, QP_MIN_RNR_TIMER, 32) == -EINVAL &&
+	      qp_state(&qp) == IB_QPS_INIT,
+	      "qp: path MTU or RNR timer out of range refused");
+	check(set_attr(&qp, IB_QPS_RTR, QP_PATH_MTU, 5) == 0,
+	      "qp: INIT -> RTR with the largest path MTU");
+	check(set_attr(&qp, IB_QPS_RTS, QP_TIMEOUT, 32) == -EINVAL &&
+	      set_attr(&qp, IB_QPS_RTS, QP_RETRY_CNT, 8) == -EINVAL &&
+	      set_attr(&qp, IB_QPS_RTS, QP_RNR_RETRY, 8) == -EINVAL &&
+	      qp_state(&qp) == IB_QPS_RTR,
+	      "qp: timeout or retry counts out of range refused");
+	check(set_attr(&qp, IB_QPS_RTS, QP_TIMEOUT, 31) == 0,
+	      "qp: RTR -> RTS with the largest timeout");
 
 	/* A lying producer index: the QP goes to ERR, QP_FATAL once. */
 	store_rel(&qp.sq.ctl->prod, qp.sq_prod + 1000);
