@@ -307,12 +307,6 @@ static struct siw2_mr *mr_get(struct siw2_device *sdev, u32 stag)
 	return mr;
 }
 
-void siw2_mr_put(struct siw2_mr *mr)
-{
-	if (refcount_dec_and_test(&mr->ref))
-		complete(&mr->released);
-}
-
 /* In the order siw2_rdmap_check_stag() checks a tagged access. */
 static enum siw2_mr_fault check_locked(struct siw2_mr *mr, u32 stag,
 				       struct ib_pd *pd, int access, u64 addr,

@@ -144,52 +144,6 @@ u64 siw2_queue_key(const struct siw2_queue *q)
 }
 
 /**
- * siw2_queue_avail() - entries published and not yet consumed
- * @q: a queue the kernel consumes
- *
- * Loads prod with acquire semantics, so entries up to it may be read.
- *
- * Return: the count, 0 for an empty or broken queue (see @q->broken).
- */
-u32 siw2_queue_avail(struct siw2_queue *q)
-{
-	u32 prod, n;
-
-	lockdep_assert_held(q->lock);
-	if (q->broken || !q->size)
-		return 0;
-	/* Pairs with the producer's release of prod: entries come first. */
-	prod = smp_load_acquire(&q->ctl->prod);
-	n = prod - q->cons;
-	if (n > q->size) {
-		q->broken = true;
-		return 0;
-	}
-	return n;
-}
-
-/*
- * The entry at free-running index @idx, in place. The caller has learned
- * from siw2_queue_avail() that @idx is published. A user ring's producer
- * may rewrite the entry at any time: the caller copies what it needs,
- * reads each field of the copy once and validates it.
- */
-const void *siw2_queue_entry(const struct siw2_queue *q, u32 idx)
-{
-	lockdep_assert_held(q->lock);
-	return q->entries + (size_t)(idx & (q->size - 1)) * q->esize;
-}
-
-/* Hands @n consumed slots back to the producer. */
-void siw2_queue_consume(struct siw2_queue *q, u32 n)
-{
-	lockdep_assert_held(q->lock);
-	q->cons += n;
-	/* The copies are taken before the slots go back to the producer. */
-	smp_store_release(&q->ctl->cons, q->cons);
-}
-
-/**
  * siw2_queue_discard() - drop what is published, whatever the indices say
  * @q: a queue the kernel consumes
  *
@@ -204,51 +158,6 @@ void siw2_queue_discard(struct siw2_queue *q)
 		return;
 	q->broken = false;
 	siw2_queue_consume(q, READ_ONCE(q->ctl->prod) - q->cons);
-}
-
-/**
- * siw2_queue_space() - free slots for the producer
- * @q: a queue the kernel produces
- *
- * Loads cons with acquire semantics: the consumer is done with the slots
- * below it before they are overwritten.
- *
- * Return: the count, 0 for a full or broken queue (see @q->broken).
- */
-u32 siw2_queue_space(struct siw2_queue *q)
-{
-	u32 cons, used;
-
-	lockdep_assert_held(q->lock);
-	if (q->broken || !q->size)
-		return 0;
-	/* Pairs with the consumer's release: it is done with the slots. */
-	cons = smp_load_acquire(&q->ctl->cons);
-	used = q->prod - cons;
-	if (used > q->size) {
-		q->broken = true;
-		return 0;
-	}
-	return q->size - used;
-}
-
-/*
- * The slot at prod, to fill before siw2_queue_publish(); only after
- * siw2_queue_space() said there is one.
- */
-void *siw2_queue_slot(struct siw2_queue *q)
-{
-	lockdep_assert_held(q->lock);
-	return q->entries + (size_t)(q->prod & (q->size - 1)) * q->esize;
-}
-
-/* Publishes the slot at prod: the entry is visible before the index. */
-void siw2_queue_publish(struct siw2_queue *q)
-{
-	lockdep_assert_held(q->lock);
-	q->prod++;
-	/* The entry is written before the index that publishes it. */
-	smp_store_release(&q->ctl->prod, q->prod);
 }
 
 /**

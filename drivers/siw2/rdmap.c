@@ -22,7 +22,7 @@
  * RFC 5040 4.3 (message definitions) and RFC 7306: buffer model, queue
  * number, invalidate and solicited-event behaviour of every opcode.
  */
-static const struct siw2_rdmap_op_info ops[SIW2_RDMAP_OP_MAX + 1] = {
+const struct siw2_rdmap_op_info siw2_rdmap_ops[SIW2_RDMAP_OP_MAX + 1] = {
 	[SIW2_RDMAP_OP_WRITE] = {
 		.hdr_len = TAGGED_LEN,
 		.cls = SIW2_CLASS_WRITE,
@@ -105,19 +105,6 @@ static const struct siw2_rdmap_op_info ops[SIW2_RDMAP_OP_MAX + 1] = {
 		.ext = true,
 	},
 };
-
-/**
- * siw2_rdmap_op() - properties of an opcode
- * @opcode: RDMAP opcode, any value
- *
- * Return: the table entry, or NULL for a reserved opcode.
- */
-const struct siw2_rdmap_op_info *siw2_rdmap_op(u8 opcode)
-{
-	if (opcode > SIW2_RDMAP_OP_MAX || ops[opcode].cls == SIW2_CLASS_RESERVED)
-		return NULL;
-	return &ops[opcode];
-}
 
 /**
  * siw2_rdmap_ctrl_check() - check the two control octets of a segment
@@ -301,22 +288,6 @@ u32 siw2_rdmap_parse(const union siw2_iwarp_hdr *h, u32 len, bool ext,
 		break;
 	}
 	return 0;
-}
-
-/**
- * siw2_range_ok() - is [to, to + len) inside [base, base + size)?
- * @to: first octet
- * @len: octets
- * @base: first valid octet
- * @size: valid octets
- *
- * Overflow-safe for every input: no sum is formed.
- */
-bool siw2_range_ok(u64 to, u64 len, u64 base, u64 size)
-{
-	if (to < base || to - base > size)
-		return false;
-	return len <= size - (to - base);
 }
 
 /* RFC 5041 7.1 item 5: the 64-bit sum of TO and length must not wrap. */

@@ -105,7 +105,23 @@ struct siw2_rdmap_hdr {
 	};
 };
 
-const struct siw2_rdmap_op_info *siw2_rdmap_op(u8 opcode);
+/* rdmap.c: indexed by opcode; reserved opcodes have SIW2_CLASS_RESERVED. */
+extern const struct siw2_rdmap_op_info siw2_rdmap_ops[SIW2_RDMAP_OP_MAX + 1];
+
+/**
+ * siw2_rdmap_op() - properties of an opcode
+ * @opcode: RDMAP opcode, any value
+ *
+ * Return: the table entry, or NULL for a reserved opcode.
+ */
+static inline const struct siw2_rdmap_op_info *siw2_rdmap_op(u8 opcode)
+{
+	if (opcode > SIW2_RDMAP_OP_MAX ||
+	    siw2_rdmap_ops[opcode].cls == SIW2_CLASS_RESERVED)
+		return NULL;
+	return &siw2_rdmap_ops[opcode];
+}
+
 u32 siw2_rdmap_ctrl_check(u8 ddp_ctrl, u8 rdmap_ctrl, bool ext,
 			  const struct siw2_rdmap_op_info **op);
 u32 siw2_rdmap_build(union siw2_iwarp_hdr *h, const struct siw2_rdmap_hdr *m);
@@ -128,7 +144,22 @@ struct siw2_stag_view {
 	u64 len;
 };
 
-bool siw2_range_ok(u64 to, u64 len, u64 base, u64 size);
+/**
+ * siw2_range_ok() - is [to, to + len) inside [base, base + size)?
+ * @to: first octet
+ * @len: octets
+ * @base: first valid octet
+ * @size: valid octets
+ *
+ * Overflow-safe for every input: no sum is formed.
+ */
+static inline bool siw2_range_ok(u64 to, u64 len, u64 base, u64 size)
+{
+	if (to < base || to - base > size)
+		return false;
+	return len <= size - (to - base);
+}
+
 u32 siw2_rdmap_check_stag(const struct siw2_stag_view *v, u64 to, u64 len);
 
 /**

@@ -14,6 +14,7 @@
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/siw2-abi.h>
 
 #define SIW2_DRV_NAME "siw2"
 #define SIW2_LINK_TYPE "siw2"
@@ -147,6 +148,97 @@ struct siw2_queue {
 	spinlock_t *lock;	/* the owner's, see above */
 	struct siw2_queue_mmap *mmap;
 };
+
+/**
+ * siw2_queue_avail() - entries published and not yet consumed
+ * @q: a queue the kernel consumes
+ *
+ * Loads prod with acquire semantics, so entries up to it may be read.
+ *
+ * Return: the count, 0 for an empty or broken queue (see @q->broken).
+ */
+static inline u32 siw2_queue_avail(struct siw2_queue *q)
+{
+	u32 prod, n;
+
+	lockdep_assert_held(q->lock);
+	if (q->broken || !q->size)
+		return 0;
+	/* Pairs with the producer's release of prod: entries come first. */
+	prod = smp_load_acquire(&q->ctl->prod);
+	n = prod - q->cons;
+	if (n > q->size) {
+		q->broken = true;
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * The entry at free-running index @idx, in place. The caller has learned
+ * from siw2_queue_avail() that @idx is published. A user ring's producer
+ * may rewrite the entry at any time: the caller copies what it needs,
+ * reads each field of the copy once and validates it.
+ */
+static inline const void *siw2_queue_entry(const struct siw2_queue *q, u32 idx)
+{
+	lockdep_assert_held(q->lock);
+	return q->entries + (size_t)(idx & (q->size - 1)) * q->esize;
+}
+
+/* Hands @n consumed slots back to the producer. */
+static inline void siw2_queue_consume(struct siw2_queue *q, u32 n)
+{
+	lockdep_assert_held(q->lock);
+	q->cons += n;
+	/* The copies are taken before the slots go back to the producer. */
+	smp_store_release(&q->ctl->cons, q->cons);
+}
+
+/**
+ * siw2_queue_space() - free slots for the producer
+ * @q: a queue the kernel produces
+ *
+ * Loads cons with acquire semantics: the consumer is done with the slots
+ * below it before they are overwritten.
+ *
+ * Return: the count, 0 for a full or broken queue (see @q->broken).
+ */
+static inline u32 siw2_queue_space(struct siw2_queue *q)
+{
+	u32 cons, used;
+
+	lockdep_assert_held(q->lock);
+	if (q->broken || !q->size)
+		return 0;
+	/* Pairs with the consumer's release: it is done with the slots. */
+	cons = smp_load_acquire(&q->ctl->cons);
+	used = q->prod - cons;
+	if (used > q->size) {
+		q->broken = true;
+		return 0;
+	}
+	return q->size - used;
+}
+
+/*
+ * The slot at prod, to fill before siw2_queue_publish(); only after
+ * siw2_queue_space() said there is one.
+ */
+static inline void *siw2_queue_slot(struct siw2_queue *q)
+{
+	lockdep_assert_held(q->lock);
+	return q->entries + (size_t)(q->prod & (q->size - 1)) * q->esize;
+}
+
+/* Publishes the slot at prod: the entry is visible before the index. */
+static inline void siw2_queue_publish(struct siw2_queue *q)
+{
+	lockdep_assert_held(q->lock);
+	q->prod++;
+	/* The entry is written before the index that publishes it. */
+	smp_store_release(&q->ctl->prod, q->prod);
+}
 
 /**
  * struct siw2_cq - a completion queue (cq.c)
@@ -472,13 +564,7 @@ int __must_check siw2_queue_init(struct siw2_queue *q, struct ib_udata *udata,
 				 u32 size, u32 esize, spinlock_t *lock);
 void siw2_queue_uninit(struct siw2_queue *q);
 u64 siw2_queue_key(const struct siw2_queue *q);
-u32 siw2_queue_avail(struct siw2_queue *q);
-const void *siw2_queue_entry(const struct siw2_queue *q, u32 idx);
-void siw2_queue_consume(struct siw2_queue *q, u32 n);
 void siw2_queue_discard(struct siw2_queue *q);
-u32 siw2_queue_space(struct siw2_queue *q);
-void *siw2_queue_slot(struct siw2_queue *q);
-void siw2_queue_publish(struct siw2_queue *q);
 int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from);
 void siw2_queue_indices(const struct siw2_queue *q, u32 *prod, u32 *cons);
 u32 siw2_queue_flags(const struct siw2_queue *q);
@@ -568,7 +654,14 @@ struct siw2_mr *siw2_mr_lookup(struct siw2_device *sdev, u32 stag,
 struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
 				    struct ib_pd *pd, int access,
 				    struct siw2_stag_view *view);
-void siw2_mr_put(struct siw2_mr *mr);
+
+/* Drops a reference from siw2_mr_lookup() and its kin. */
+static inline void siw2_mr_put(struct siw2_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
 enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
 				      struct ib_pd *pd, bool remote);
 enum siw2_mr_fault siw2_mr_fast_reg(struct siw2_device *sdev, u32 stag,

@@ -592,7 +592,7 @@ static bool rtr_next(struct siw2_stream *s)
 static bool irq_next(struct siw2_stream *s)
 {
 	struct siw2_tx_src *src = &s->tx.src;
-	struct siw2_rdmap_hdr m = {};
+	struct siw2_rdmap_hdr m;
 	struct siw2_irq_entry *e;
 	unsigned long flags;
 	u32 len;
@@ -603,6 +603,7 @@ static bool irq_next(struct siw2_stream *s)
 	 */
 	if (READ_ONCE(s->irq_tail) == s->irq_head)
 		return false;
+	m = (struct siw2_rdmap_hdr){};
 	spin_lock_irqsave(&s->lock, flags);
 	e = siw2_irq_at(s, s->irq_head);
 	src_clear(src);
@@ -744,7 +745,7 @@ static bool sq_next(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
 	struct siw2_sqe *sqe = &tx->sqe;
-	struct siw2_rdmap_hdr m = {};
+	struct siw2_rdmap_hdr m;
 	struct siw2_orq_entry *o;
 	struct siw2_wqe_rec *rec;
 	unsigned long flags;
@@ -776,6 +777,8 @@ static bool sq_next(struct siw2_stream *s)
 		}
 	}
 
+	/* Not zeroed before: most rounds end above, with an empty SQ. */
+	m = (struct siw2_rdmap_hdr){};
 	is_atomic = sqe->opcode == SIW2_OP_ATOMIC_CMP_SWP ||
 		    sqe->opcode == SIW2_OP_ATOMIC_FETCH_ADD;
 	is_read = sqe->opcode == SIW2_OP_READ ||
