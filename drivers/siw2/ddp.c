@@ -220,11 +220,13 @@ int siw2_ddp_tx_init(struct siw2_ddp_tx *tx, const struct siw2_rdmap_hdr *m,
 
 	if (!op || (!op->payload && msg_len))
 		return -EINVAL;
-	memset(tx, 0, sizeof(*tx));
+	/* tx->hdr is written whole, per segment, by siw2_rdmap_build(). */
 	tx->m = *m;
 	tx->hdr_len = op->hdr_len;
 	tx->msg_len = msg_len;
+	tx->off = 0;
 	tx->tagged = op->tagged;
+	tx->done = false;
 	return 0;
 }
 
