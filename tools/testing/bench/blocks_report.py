@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Report of scripts/tcg-blocks: per round trip of a latency test, the
+translated blocks the guest kernel executed (the driver's, the rest of
+the kernel's), the driver functions entered, and the driver code pages
+touched, side by side per system; then the driver functions by blocks.
+
+usage: blocks_report.py COUNTS OUTDIR
+COUNTS is the tcg_blocks plugin's output, OUTDIR what the guest half
+(tools/testing/bench/blocks) wrote."""
+import bisect
+import collections
+import os
+import sys
+
+
+def load_counts(path):
+    blocks = collections.defaultdict(collections.Counter)
+    data = collections.defaultdict(collections.Counter)
+    with open(path) as f:
+        for line in f:
+            tag, w, key, n = line.split()
+            (blocks if tag == 'B' else data)[int(w)][int(key, 16)] += int(n)
+    return blocks, data
+
+
+def load_syms(path):
+    syms = []
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) < 3 or p[1] not in 'tTW':
+                continue
+            addr = int(p[0], 16)
+            if addr:
+                mod = p[3].strip('[]') if len(p) > 3 else ''
+                syms.append((addr, p[2], mod))
+    syms.sort()
+    return syms, [s[0] for s in syms]
+
+
+def per_trip(a, b, trips):
+    return {k: (b.get(k, 0) - a.get(k, 0)) / trips for k in set(a) | set(b)}
+
+
+def analyse(blocks, data, syms, mod, wa, wb, trips):
+    table, addrs = syms
+    blk = per_trip(blocks[wa], blocks[wb], trips)
+    res = {'driver': 0.0, 'kernel': 0.0, 'modules': 0.0, 'entered': 0.0,
+           'pages': set(), 'fn': collections.Counter(),
+           'ent': collections.Counter()}
+    for va, n in blk.items():
+        i = bisect.bisect_right(addrs, va) - 1
+        if i < 0:
+            res['kernel'] += n
+            continue
+        start, name, m = table[i]
+        if m == mod:
+            res['driver'] += n
+            res['fn'][name] += n
+            if va == start:
+                res['entered'] += n
+                res['ent'][name] += n
+            if n >= 0.5:
+                res['pages'].add(va >> 12)
+        elif m:
+            res['modules'] += n
+        else:
+            res['kernel'] += n
+    acc = per_trip(data[wa], data[wb], trips)
+    res['data_pages'] = sum(1 for n in acc.values() if n >= 0.5)
+    return res
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    blocks, data = load_counts(sys.argv[1])
+    outdir = sys.argv[2]
+    runs = collections.defaultdict(list)
+    with open(os.path.join(outdir, 'windows')) as f:
+        for line in f:
+            w, system, iters, mod = line.split()
+            runs[system].append((int(iters), int(w), mod))
+    results = {}
+    for system, r in runs.items():
+        if len(r) != 2:
+            print('%s: %d windows, need 2' % (system, len(r)))
+            continue
+        (na, wa, mod), (nb, wb, _) = sorted(r)
+        syms = load_syms(os.path.join(outdir, system + '.kallsyms'))
+        results[system] = analyse(blocks, data, syms, mod, wa, wb, nb - na)
+    if not results:
+        sys.exit('no system with two windows')
+    names = list(results)
+    rows = (('blocks in the driver', lambda r: '%.0f' % r['driver']),
+            ('blocks in other modules', lambda r: '%.0f' % r['modules']),
+            ('blocks in the rest of the kernel', lambda r: '%.0f' % r['kernel']),
+            ('driver functions entered', lambda r: '%.0f' % r['entered']),
+            ('driver code pages touched', lambda r: '%d' % len(r['pages'])),
+            ('kernel pages with data accesses', lambda r: '%d' % r['data_pages']))
+    print('per round trip' + ''.join('%12s' % n for n in names))
+    for label, fmt in rows:
+        print('%-34s' % label + ''.join('%12s' % fmt(results[n]) for n in names))
+    for n in names:
+        print('\n%s: driver functions by blocks per round trip (entries)' % n)
+        r = results[n]
+        for fn, b in r['fn'].most_common(25):
+            print('  %8.1f %5.1f  %s' % (b, r['ent'][fn], fn))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A QEMU TCG plugin that counts, per counting window, how often each
+ * translated block of guest kernel code is executed, and how many data
+ * accesses fall into each guest kernel page. Under TCG the cost of code
+ * follows the blocks it executes, the calls and returns between them
+ * and the pages it touches far more than its instruction count, so
+ * these counts say where emulated time goes without timing anything.
+ *
+ * The guest opens a window by reading the user address WINDOW_OPEN and
+ * closes it by reading WINDOW_CLOSE (tools/testing/bench/window.c);
+ * outside windows nothing is counted. At exit the counts go to the file
+ * named by the plugin's "out=" argument, one line each:
+ *
+ *	B <window> <block start address> <executions>
+ *	D <window> <page address> <data accesses>
+ *
+ * Written against QEMU 7.2's plugin interface (version 1). Debian ships
+ * no header for it, so the few entry points used are declared here.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t qemu_plugin_id_t;
+typedef uint32_t qemu_plugin_meminfo_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+struct qemu_info_t;
+
+enum { CB_NO_REGS = 0 };
+enum { MEM_RW = 3 };
+
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
+	void (*cb)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb));
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+	void (*cb)(unsigned int vcpu, void *data), int flags, void *data);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
+	void (*cb)(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		   uint64_t vaddr, void *data),
+	int flags, int rw, void *data);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
+	void (*cb)(qemu_plugin_id_t id, void *data), void *data);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
+						 size_t idx);
+
+__attribute__((visibility("default"))) int qemu_plugin_version = 1;
+
+#define WINDOW_OPEN	0x13370000ULL
+#define WINDOW_CLOSE	0x13371000ULL
+#define PAGE_SHIFT	12
+/* x86-64 kernel addresses, with four or five paging levels. */
+#define KERNEL_START	0xff00000000000000ULL
+#define MAX_WINDOWS	16
+#define TABLE_BITS	20
+#define TABLE_SIZE	(1u << TABLE_BITS)
+
+struct count {
+	uint64_t key;	/* 0: free */
+	uint64_t n;
+};
+
+struct window {
+	struct count *blocks;
+	struct count *pages;
+};
+
+static struct window windows[MAX_WINDOWS];
+static int nr_windows;
+static int current = -1;	/* the open window, -1 for none */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *out_path;
+
+/* Under @lock. A full table drops the count: TABLE_SIZE is far above
+ * what one window touches. */
+static void bump(struct count *table, uint64_t key)
+{
+	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - TABLE_BITS));
+	uint32_t tries;
+
+	for (tries = 0; tries < TABLE_SIZE; tries++, i = (i + 1) % TABLE_SIZE) {
+		if (table[i].key == key || !table[i].key) {
+			table[i].key = key;
+			table[i].n++;
+			return;
+		}
+	}
+}
+
+static void count(bool block, uint64_t key)
+{
+	int w = __atomic_load_n(&current, __ATOMIC_RELAXED);
+
+	if (w < 0)
+		return;
+	pthread_mutex_lock(&lock);
+	w = current;
+	if (w >= 0)
+		bump(block ? windows[w].blocks : windows[w].pages, key);
+	pthread_mutex_unlock(&lock);
+}
+
+static void block_exec(unsigned int vcpu, void *data)
+{
+	count(true, (uint64_t)(uintptr_t)data);
+}
+
+static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		       uint64_t vaddr, void *data)
+{
+	uint64_t page = vaddr >> PAGE_SHIFT;
+
+	if (vaddr >= KERNEL_START) {
+		count(false, page << PAGE_SHIFT);
+		return;
+	}
+	if (page == WINDOW_OPEN >> PAGE_SHIFT) {
+		pthread_mutex_lock(&lock);
+		if (current < 0 && nr_windows < MAX_WINDOWS)
+			__atomic_store_n(&current, nr_windows++,
+					 __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&lock);
+	} else if (page == WINDOW_CLOSE >> PAGE_SHIFT) {
+		pthread_mutex_lock(&lock);
+		__atomic_store_n(&current, -1, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	uint64_t start = qemu_plugin_tb_vaddr(tb);
+	size_t i, n = qemu_plugin_tb_n_insns(tb);
+
+	if (start >= KERNEL_START)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, CB_NO_REGS,
+						     (void *)(uintptr_t)start);
+	/* User accesses too: that is how the guest opens a window. */
+	for (i = 0; i < n; i++)
+		qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i),
+						 mem_access, CB_NO_REGS, MEM_RW,
+						 NULL);
+}
+
+static void dump(FILE *f, char tag, int w, const struct count *table)
+{
+	uint32_t i;
+
+	for (i = 0; i < TABLE_SIZE; i++)
+		if (table[i].key)
+			fprintf(f, "%c %d %llx %llu\n", tag, w,
+				(unsigned long long)table[i].key,
+				(unsigned long long)table[i].n);
+}
+
+static void at_exit(qemu_plugin_id_t id, void *data)
+{
+	FILE *f = fopen(out_path, "w");
+	int w;
+
+	if (!f) {
+		perror(out_path);
+		return;
+	}
+	for (w = 0; w < nr_windows; w++) {
+		dump(f, 'B', w, windows[w].blocks);
+		dump(f, 'D', w, windows[w].pages);
+	}
+	if (fclose(f))
+		perror(out_path);
+}
+
+__attribute__((visibility("default")))
+int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t *info,
+			int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++)
+		if (!strncmp(argv[i], "out=", 4))
+			out_path = strdup(argv[i] + 4);
+	if (!out_path) {
+		fprintf(stderr, "tcg_blocks: no out=FILE argument\n");
+		return -1;
+	}
+	for (i = 0; i < MAX_WINDOWS; i++) {
+		windows[i].blocks = calloc(TABLE_SIZE, sizeof(struct count));
+		windows[i].pages = calloc(TABLE_SIZE, sizeof(struct count));
+		if (!windows[i].blocks || !windows[i].pages)
+			return -1;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, translate);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}
