@@ -589,21 +589,14 @@ static bool rtr_next(struct siw2_stream *s)
  * RFC 5040 5.2: Read Responses in the order the Requests came; RFC 7306
  * Atomic Responses share that order, as their Requests share queue 1.
  */
-static bool irq_next(struct siw2_stream *s)
+static bool irq_start(struct siw2_stream *s)
 {
 	struct siw2_tx_src *src = &s->tx.src;
-	struct siw2_rdmap_hdr m;
+	struct siw2_rdmap_hdr m = {};
 	struct siw2_irq_entry *e;
 	unsigned long flags;
 	u32 len;
 
-	/*
-	 * The receive engine adds a Request under s->lock and kicks us after:
-	 * one not seen here is seen by the round that kick asks for.
-	 */
-	if (READ_ONCE(s->irq_tail) == s->irq_head)
-		return false;
-	m = (struct siw2_rdmap_hdr){};
 	spin_lock_irqsave(&s->lock, flags);
 	e = siw2_irq_at(s, s->irq_head);
 	src_clear(src);
@@ -630,6 +623,19 @@ static bool irq_next(struct siw2_stream *s)
 	len = e->len;
 	spin_unlock_irqrestore(&s->lock, flags);
 	return !msg_start(s, &m, len, SIW2_FIN_IRQ);
+}
+
+/*
+ * The receive engine adds a Request under s->lock and kicks us after: one
+ * not seen here is seen by the round that kick asks for. The check is
+ * apart from irq_start() so that the round which finds no work, the last
+ * of every burst, does not initialise a message header on the stack.
+ */
+static bool irq_next(struct siw2_stream *s)
+{
+	if (READ_ONCE(s->irq_tail) == s->irq_head)
+		return false;
+	return irq_start(s);
 }
 
 static u8 send_opcode(const struct siw2_sqe *sqe)
@@ -741,44 +747,18 @@ static void rec_publish(struct siw2_stream *s, u32 fetched)
 	spin_unlock_irqrestore(&s->lock, flags);
 }
 
-static bool sq_next(struct siw2_stream *s)
+/* @idx and @fresh: the SQE's ring index, and whether sq_next() just took it. */
+static bool sq_start(struct siw2_stream *s, u32 idx, bool fresh)
 {
 	struct siw2_stream_tx *tx = &s->tx;
 	struct siw2_sqe *sqe = &tx->sqe;
-	struct siw2_rdmap_hdr m;
+	struct siw2_rdmap_hdr m = {};
 	struct siw2_orq_entry *o;
-	struct siw2_wqe_rec *rec;
 	unsigned long flags;
-	u32 idx = 0, len = 0;
-	bool is_read, is_atomic, fresh = false;
-	u32 req_id = 0;
+	bool is_read, is_atomic;
+	u32 req_id = 0, len = 0;
 	int ret;
 
-	if (!tx->sqe_wait) {
-		ret = siw2_qp_get_sqe(s->qp, sqe, &idx);
-		if (ret == -ENOENT || ret == -EIO)
-			return false;
-		/*
-		 * The record is past s->fetched, where retire_locked() does
-		 * not look: it is filled without the lock, and published with
-		 * s->fetched under it, in the ORD section below or on failure.
-		 */
-		tx->slot = idx & s->rec_mask;
-		rec = &s->recs[tx->slot];
-		rec->wr_id = sqe->wr_id;
-		rec->opcode = sqe->opcode;
-		rec->flags = sqe->flags;
-		rec->done = false;
-		fresh = true;
-		if (ret == -EINVAL) {
-			rec_publish(s, idx + 1);
-			sqe_fail(s, IB_WC_LOC_QP_OP_ERR);
-			return false;
-		}
-	}
-
-	/* Not zeroed before: most rounds end above, with an empty SQ. */
-	m = (struct siw2_rdmap_hdr){};
 	is_atomic = sqe->opcode == SIW2_OP_ATOMIC_CMP_SWP ||
 		    sqe->opcode == SIW2_OP_ATOMIC_FETCH_ADD;
 	is_read = sqe->opcode == SIW2_OP_READ ||
@@ -883,6 +863,46 @@ started:
 	return true;
 }
 
+/*
+ * Takes the next SQE unless one waits for the ORD or a fence; sq_start()
+ * does the rest, apart so that the round which finds the SQ empty does
+ * not initialise its stack.
+ */
+static bool sq_next(struct siw2_stream *s)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	struct siw2_sqe *sqe = &tx->sqe;
+	struct siw2_wqe_rec *rec;
+	u32 idx = 0;
+	bool fresh = false;
+	int ret;
+
+	if (!tx->sqe_wait) {
+		ret = siw2_qp_get_sqe(s->qp, sqe, &idx);
+		if (ret == -ENOENT || ret == -EIO)
+			return false;
+		/*
+		 * The record is past s->fetched, where retire_locked() does
+		 * not look: it is filled without the lock, and published with
+		 * s->fetched under it, in sq_start()'s ORD section or on
+		 * failure.
+		 */
+		tx->slot = idx & s->rec_mask;
+		rec = &s->recs[tx->slot];
+		rec->wr_id = sqe->wr_id;
+		rec->opcode = sqe->opcode;
+		rec->flags = sqe->flags;
+		rec->done = false;
+		fresh = true;
+		if (ret == -EINVAL) {
+			rec_publish(s, idx + 1);
+			sqe_fail(s, IB_WC_LOC_QP_OP_ERR);
+			return false;
+		}
+	}
+	return sq_start(s, idx, fresh);
+}
+
 /* The current message was accepted by TCP in full. */
 static int finish(struct siw2_stream *s)
 {
@@ -941,11 +961,23 @@ static void zc_drop(struct siw2_stream_tx *tx)
 	tx->batch_zc = false;
 }
 
+/* A region changed under a message in progress. */
+static void tx_abort(struct siw2_stream *s)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	struct siw2_term_info t;
+
+	batch_reset(tx);
+	tx->busy = false;
+	zc_drop(tx);
+	siw2_rdmap_term_prepare(&t, SIW2_TERM_RDMAP_CATASTROPHIC, NULL, 0, 0);
+	siw2_stream_terminate(s, &t);
+}
+
 /* One round of the engine, under tx_mutex. */
 static void tx_round(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
-	struct siw2_term_info t;
 	int budget = TX_BUDGET;
 	int ret;
 
@@ -980,13 +1012,7 @@ static void tx_round(struct siw2_stream *s)
 			ret = 0;
 		}
 		if (ret) {
-			/* A region changed under a message in progress. */
-			batch_reset(tx);
-			tx->busy = false;
-			zc_drop(tx);
-			siw2_rdmap_term_prepare(&t, SIW2_TERM_RDMAP_CATASTROPHIC,
-						NULL, 0, 0);
-			siw2_stream_terminate(s, &t);
+			tx_abort(s);
 			return;
 		}
 	}
