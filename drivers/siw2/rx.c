@@ -725,13 +725,24 @@ static void ddp_event(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	}
 }
 
+/* RFC 5044 8: the MPA layer reports, then closes. */
+static void mpa_failed(struct siw2_stream *s, enum siw2_mpa_err err)
+{
+	struct siw2_term_info t;
+
+	s->rx.dead = true;
+	siw2_rdmap_term_prepare(&t, SIW2_TERM(SIW2_MPA_TERM_LAYER,
+					      SIW2_MPA_TERM_ETYPE,
+					      siw2_mpa_err_ecode(err)),
+				NULL, 0, 0);
+	siw2_stream_terminate(s, &t);
+}
+
 static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 {
 	struct siw2_stream_rx *rx = &s->rx;
 	struct siw2_mpa_rx_ev mev;
 	struct siw2_ddp_rx_ev dev;
-	struct siw2_term_info t;
-	u32 cause;
 	size_t n;
 
 	while (len && !rx->dead) {
@@ -771,13 +782,7 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 			}
 			break;
 		case SIW2_MPA_RX_ERROR:
-			/* RFC 5044 8: the MPA layer reports, then closes. */
-			rx->dead = true;
-			cause = SIW2_TERM(SIW2_MPA_TERM_LAYER,
-					  SIW2_MPA_TERM_ETYPE,
-					  siw2_mpa_err_ecode(mev.err));
-			siw2_rdmap_term_prepare(&t, cause, NULL, 0, 0);
-			siw2_stream_terminate(s, &t);
+			mpa_failed(s, mev.err);
 			break;
 		default:
 			break;
