@@ -80,14 +80,22 @@ def main():
     runs = collections.defaultdict(list)
     with open(os.path.join(outdir, 'windows')) as f:
         for line in f:
-            w, system, iters, mod = line.split()
+            w, system, iters, mod, status = line.split()
+            if status != 'ok':
+                print('%s: a client run failed, not reported' % system)
+                runs[system].append(None)
+                continue
             runs[system].append((int(iters), int(w), mod))
     results = {}
     for system, r in runs.items():
-        if len(r) != 2:
+        if len(r) != 2 or None in r:
             print('%s: %d windows, need 2' % (system, len(r)))
             continue
         (na, wa, mod), (nb, wb, _) = sorted(r)
+        if wa not in blocks or wb not in blocks:
+            # The plugin keeps MAX_WINDOWS windows.
+            print('%s: the plugin counted no window %d or %d' % (system, wa, wb))
+            continue
         syms = load_syms(os.path.join(outdir, system + '.kallsyms'))
         results[system] = analyse(blocks, data, syms, mod, wa, wb, nb - na)
     if not results:
