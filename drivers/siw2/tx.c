@@ -528,17 +528,20 @@ static void sqe_done(struct siw2_stream *s, u32 slot,
 	spin_unlock_irqrestore(&s->lock, flags);
 }
 
-/*
- * The SQE cannot be executed: it completes with @status and, as a local
- * error ends the stream, the QP goes to ERR and the peer is told.
- */
-static void sqe_fail(struct siw2_stream *s, enum ib_wc_status status)
+/* A local error ends the stream: the QP goes to ERR and the peer is told. */
+static void local_terminate(struct siw2_stream *s)
 {
 	struct siw2_term_info t;
 
-	sqe_done(s, s->tx.slot, status, 0);
 	siw2_rdmap_term_prepare(&t, SIW2_TERM_RDMAP_CATASTROPHIC, NULL, 0, 0);
 	siw2_stream_terminate(s, &t);
+}
+
+/* The SQE cannot be executed: it completes with @status, and the stream ends. */
+static void sqe_fail(struct siw2_stream *s, enum ib_wc_status status)
+{
+	sqe_done(s, s->tx.slot, status, 0);
+	local_terminate(s);
 }
 
 /* ---- messages ---- */
@@ -965,13 +968,11 @@ static void zc_drop(struct siw2_stream_tx *tx)
 static void tx_abort(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
-	struct siw2_term_info t;
 
 	batch_reset(tx);
 	tx->busy = false;
 	zc_drop(tx);
-	siw2_rdmap_term_prepare(&t, SIW2_TERM_RDMAP_CATASTROPHIC, NULL, 0, 0);
-	siw2_stream_terminate(s, &t);
+	local_terminate(s);
 }
 
 /* One round of the engine, under tx_mutex. */
