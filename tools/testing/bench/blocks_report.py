@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Report of scripts/tcg-blocks: per round trip of a latency test, the
-translated blocks the guest kernel executed (the driver's, the rest of
-the kernel's), the driver functions entered, and the driver code pages
-touched, side by side per system; then the driver functions by blocks.
+translated blocks the guest executed (the driver's, the rest of the
+kernel's, user space's), the driver functions entered, and the driver
+code pages touched, side by side per system; then the driver functions
+and the user-space functions by blocks. User space includes the
+perftest processes' polling, which spins for as long as a round trip
+takes: its blocks follow time, not work.
 
 usage: blocks_report.py COUNTS OUTDIR
 COUNTS is the tcg_blocks plugin's output, OUTDIR what the guest half
@@ -11,7 +14,11 @@ COUNTS is the tcg_blocks plugin's output, OUTDIR what the guest half
 import bisect
 import collections
 import os
+import subprocess
 import sys
+
+# x86-64 kernel addresses, with four or five paging levels (tcg_blocks.c).
+KERNEL_START = 0xff00000000000000
 
 
 def load_counts(path):
@@ -39,17 +46,93 @@ def load_syms(path):
     return syms, [s[0] for s in syms]
 
 
+def load_maps(path):
+    """The executable mappings of a /proc/PID/maps: (start, end, offset,
+    file), sorted."""
+    maps = []
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) < 6 or 'x' not in p[1]:
+                    continue
+                start, end = (int(x, 16) for x in p[0].split('-'))
+                maps.append((start, end, int(p[2], 16), p[5]))
+    except OSError:
+        pass
+    return sorted(maps)
+
+
+def elf_syms(path):
+    """A file's function symbols by virtual address, and the (offset,
+    vaddr) of its executable segment; nothing for a file unreadable here."""
+    syms = {}
+    seg = (0, 0)
+    for args in (['nm', '--defined-only', path],
+                 ['nm', '-D', '--defined-only', path]):
+        try:
+            out = subprocess.run(args, capture_output=True, text=True).stdout
+        except OSError:
+            return [], [], seg
+        for line in out.splitlines():
+            p = line.split()
+            if len(p) == 3 and p[1] in 'tTW':
+                syms.setdefault(int(p[0], 16), p[2])
+        if syms:
+            break
+    try:
+        out = subprocess.run(['readelf', '-lW', path], capture_output=True,
+                             text=True).stdout
+        for line in out.splitlines():
+            p = line.split()
+            if p and p[0] == 'LOAD' and 'E' in p[6:-1]:
+                seg = (int(p[1], 16), int(p[2], 16))
+                break
+    except (OSError, IndexError, ValueError):
+        pass
+    table = sorted(syms.items())
+    return table, [a for a, _ in table], seg
+
+
+class UserSyms:
+    """User addresses to (file, function), by one process's map."""
+
+    def __init__(self, maps):
+        self.maps = maps
+        self.starts = [m[0] for m in maps]
+        self.files = {}
+
+    def name(self, va):
+        i = bisect.bisect_right(self.starts, va) - 1
+        if i < 0 or va >= self.maps[i][1]:
+            return '?', '?'
+        start, _, off, path = self.maps[i]
+        if path not in self.files:
+            self.files[path] = elf_syms(path)
+        table, addrs, (seg_off, seg_va) = self.files[path]
+        fva = va - start + off - seg_off + seg_va
+        j = bisect.bisect_right(addrs, fva) - 1
+        return os.path.basename(path), table[j][1] if j >= 0 else '?'
+
+
 def per_trip(a, b, trips):
     return {k: (b.get(k, 0) - a.get(k, 0)) / trips for k in set(a) | set(b)}
 
 
-def analyse(blocks, data, syms, mod, wa, wb, trips):
+def analyse(blocks, data, syms, usyms, mod, wa, wb, trips):
     table, addrs = syms
     blk = per_trip(blocks[wa], blocks[wb], trips)
     res = {'driver': 0.0, 'kernel': 0.0, 'modules': 0.0, 'entered': 0.0,
-           'pages': set(), 'fn': collections.Counter(),
-           'ent': collections.Counter()}
+           'user': 0.0, 'pages': set(), 'fn': collections.Counter(),
+           'ent': collections.Counter(), 'ufile': collections.Counter(),
+           'ufn': collections.Counter()}
     for va, n in blk.items():
+        if va < KERNEL_START:
+            f, fn = usyms.name(va)
+            res['user'] += n
+            res['ufile'][f] += n
+            res['ufn'][f + ':' + fn] += n
+            continue
         i = bisect.bisect_right(addrs, va) - 1
         if i < 0:
             res['kernel'] += n
@@ -97,13 +180,16 @@ def main():
             print('%s: the plugin counted no window %d or %d' % (system, wa, wb))
             continue
         syms = load_syms(os.path.join(outdir, system + '.kallsyms'))
-        results[system] = analyse(blocks, data, syms, mod, wa, wb, nb - na)
+        usyms = UserSyms(load_maps(os.path.join(outdir, system + '.maps')))
+        results[system] = analyse(blocks, data, syms, usyms, mod, wa, wb,
+                                  nb - na)
     if not results:
         sys.exit('no system with two windows')
     names = list(results)
     rows = (('blocks in the driver', lambda r: '%.0f' % r['driver']),
             ('blocks in other modules', lambda r: '%.0f' % r['modules']),
             ('blocks in the rest of the kernel', lambda r: '%.0f' % r['kernel']),
+            ('blocks in user space', lambda r: '%.0f' % r['user']),
             ('driver functions entered', lambda r: '%.0f' % r['entered']),
             ('driver code pages touched', lambda r: '%d' % len(r['pages'])),
             ('kernel pages with data accesses', lambda r: '%d' % r['data_pages']))
@@ -115,6 +201,14 @@ def main():
         r = results[n]
         for fn, b in r['fn'].most_common(25):
             print('  %8.1f %5.1f  %s' % (b, r['ent'][fn], fn))
+    for n in names:
+        print('\n%s: user space by file, blocks per round trip' % n)
+        r = results[n]
+        for f, b in r['ufile'].most_common(10):
+            print('  %8.1f  %s' % (b, f))
+        print('%s: user functions by blocks per round trip' % n)
+        for fn, b in r['ufn'].most_common(20):
+            print('  %8.1f  %s' % (b, fn))
 
 
 if __name__ == '__main__':

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A QEMU TCG plugin that counts, per counting window, how often each
- * translated block of guest kernel code is executed, and how many data
- * accesses fall into each guest kernel page. Under TCG the cost of code
+ * translated block of guest code is executed (the kernel's and user
+ * space's), and how many data accesses fall into each guest kernel page. Under TCG the cost of code
  * follows the blocks it executes, the calls and returns between them
  * and the pages it touches far more than its instruction count, so
  * these counts say where emulated time goes without timing anything.
@@ -14,6 +14,10 @@
  *
  *	B <window> <block start address> <executions>
  *	D <window> <page address> <data accesses>
+ *
+ * User blocks are keyed by their virtual address alone: the guest runs
+ * the processes it wants told apart without address randomisation, so
+ * that one process's memory map names them all (blocks_report.py).
  *
  * One lock serialises the counting of all vCPUs, which makes a guest
  * several times slower than TCG alone; the counts do not depend on it.
@@ -54,8 +58,12 @@ struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
-#define WINDOW_OPEN	0x13370000ULL
-#define WINDOW_CLOSE	0x13371000ULL
+/*
+ * Far above any identity mapping: while the guest boots, its code runs at
+ * physical addresses, and the decompressed kernel lands at a random one.
+ */
+#define WINDOW_OPEN	0x133700000000ULL
+#define WINDOW_CLOSE	0x133700001000ULL
 #define PAGE_SHIFT	12
 /* x86-64 kernel addresses, with four or five paging levels. */
 #define KERNEL_START	0xff00000000000000ULL
@@ -140,9 +148,8 @@ static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	uint64_t start = qemu_plugin_tb_vaddr(tb);
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
 
-	if (start >= KERNEL_START)
-		qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, CB_NO_REGS,
-						     (void *)(uintptr_t)start);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, CB_NO_REGS,
+					     (void *)(uintptr_t)start);
 	/* User accesses too: that is how the guest opens a window. */
 	for (i = 0; i < n; i++)
 		qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i),

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define WINDOW_OPEN	0x13370000UL
-#define WINDOW_CLOSE	0x13371000UL
+#define WINDOW_OPEN	0x133700000000UL
+#define WINDOW_CLOSE	0x133700001000UL
 
 int main(int argc, char **argv)
 {
