@@ -24,11 +24,93 @@ KERNEL_START = 0xff00000000000000
 def load_counts(path):
     blocks = collections.defaultdict(collections.Counter)
     data = collections.defaultdict(collections.Counter)
+    events = collections.defaultdict(list)
     with open(path) as f:
         for line in f:
-            tag, w, key, n = line.split()
+            p = line.split()
+            if p[0] == 'M':
+                n = [int(x) for x in p[4:]]
+                events[int(p[1])].append(
+                    (int(p[2]), int(p[3]),
+                     [tuple(n[i:i + 3]) for i in range(0, len(n), 3)]))
+                continue
+            tag, w, key, n = p
             (blocks if tag == 'B' else data)[int(w)][int(key, 16)] += int(n)
-    return blocks, data
+    return blocks, data, events
+
+
+def load_marks(path):
+    try:
+        with open(path) as f:
+            return [line.split()[1] for line in f if len(line.split()) == 2]
+    except OSError:
+        return []
+
+
+# A message's way, mark to mark, on the vCPU that sends it (over a veth
+# the receiving end's kernel work runs there too), and the leg before:
+# from the completion its sender answers to, posted by the other vCPU,
+# to its doorbell.
+LEGS = (('cq_post', 'write', 'user space: completion seen to doorbell'),
+        ('write', 'tcp_sendmsg', 'doorbell to tcp_sendmsg'),
+        ('tcp_sendmsg', 'tcp_v4_rcv', 'TCP, IP and veth out'),
+        ('tcp_v4_rcv', 'data_ready', 'TCP in, to the data_ready callback'),
+        ('data_ready', 'cq_post', 'data_ready to the receive completion'))
+
+
+def median(x):
+    return sorted(x)[len(x) // 2]
+
+
+def legs(events, names, skip):
+    """Median blocks, instructions and memory accesses of each leg over
+    the messages of one window, the first @skip messages left out
+    (connection setup)."""
+    if not names:
+        return None
+    idx = {n: i for i, n in enumerate(names)}
+    if any(a not in idx or b not in idx for a, b, _ in LEGS):
+        return None
+    found = collections.defaultdict(list)
+    nxt = {}
+    # For each event, the index of the next event of each mark on its vCPU.
+    for i in range(len(events) - 1, -1, -1):
+        m, v, _ = events[i]
+        nxt[i] = dict(nxt.get(('v', v), {}))
+        nxt[('v', v)] = dict(nxt[i])
+        nxt[('v', v)][m] = i
+    last_cq = {}
+    msgs = 0
+    for i, (m, v, seen) in enumerate(events):
+        if m == idx['cq_post']:
+            last_cq[v] = i
+        if m != idx['write']:
+            continue
+        msgs += 1
+        if msgs <= skip:
+            continue
+        chain = [i]
+        for _, b, _ in LEGS[1:]:
+            j = nxt[chain[-1]].get(idx[b])
+            if j is None:
+                break
+            chain.append(j)
+        else:
+            nw = nxt[i].get(idx['write'])
+            if nw is not None and nw < chain[-1]:
+                continue
+            for k, (a, b, label) in enumerate(LEGS[1:]):
+                found[label].append((events[chain[k + 1]][2][v],
+                                     events[chain[k]][2][v]))
+            other = [u for u in last_cq if u != v]
+            if other:
+                c = last_cq[other[0]]
+                found[LEGS[0][2]].append((seen[v], events[c][2][v]))
+    if not found:
+        return None
+    return {label: '%d/%d/%d' % tuple(median([b[i] - a[i] for b, a in x])
+                                      for i in range(3))
+            for label, x in found.items()}
 
 
 def load_syms(path):
@@ -158,7 +240,7 @@ def analyse(blocks, data, syms, usyms, mod, wa, wb, trips):
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    blocks, data = load_counts(sys.argv[1])
+    blocks, data, events = load_counts(sys.argv[1])
     outdir = sys.argv[2]
     runs = collections.defaultdict(list)
     with open(os.path.join(outdir, 'windows')) as f:
@@ -183,6 +265,9 @@ def main():
         usyms = UserSyms(load_maps(os.path.join(outdir, system + '.maps')))
         results[system] = analyse(blocks, data, syms, usyms, mod, wa, wb,
                                   nb - na)
+        results[system]['legs'] = legs(
+            events.get(wb, []),
+            load_marks(os.path.join(outdir, system + '.marks')), na)
     if not results:
         sys.exit('no system with two windows')
     names = list(results)
@@ -196,6 +281,14 @@ def main():
     print('per round trip' + ''.join('%12s' % n for n in names))
     for label, fmt in rows:
         print('%-34s' % label + ''.join('%12s' % fmt(results[n]) for n in names))
+    if any(results[n]['legs'] for n in names):
+        print('\nper message, on the sending vCPU, medians of blocks/'
+              'instructions/memory accesses')
+        print('%-40s' % '' + ''.join('%20s' % n for n in names))
+        for _, _, label in LEGS:
+            print('%-40s' % label + ''.join(
+                '%20s' % (results[n]['legs'] or {}).get(label, '-')
+                for n in names))
     for n in names:
         print('\n%s: driver functions by blocks per round trip (entries)' % n)
         r = results[n]

@@ -2,10 +2,11 @@
 /*
  * A QEMU TCG plugin that counts, per counting window, how often each
  * translated block of guest code is executed (the kernel's and user
- * space's), and how many data accesses fall into each guest kernel page. Under TCG the cost of code
- * follows the blocks it executes, the calls and returns between them
- * and the pages it touches far more than its instruction count, so
- * these counts say where emulated time goes without timing anything.
+ * space's), and how many data accesses fall into each guest kernel page.
+ * Under TCG the cost of code follows the blocks it executes, the calls
+ * and returns between them and the pages it touches far more than its
+ * instruction count, so these counts say where emulated time goes
+ * without timing anything.
  *
  * The guest opens a window by reading the user address WINDOW_OPEN and
  * closes it by reading WINDOW_CLOSE (tools/testing/bench/window.c);
@@ -14,6 +15,17 @@
  *
  *	B <window> <block start address> <executions>
  *	D <window> <page address> <data accesses>
+ *
+ * With a "marks=FILE" argument, the plugin also reads FILE each time a
+ * window opens: one guest address per line, in hex, optionally followed
+ * by a name. Each execution of a block starting at one of them is logged
+ * in order, with every vCPU's counts so far in the window (blocks,
+ * instructions and memory accesses executed), so that the work between
+ * two marks can be counted per vCPU (the path a message takes from one
+ * mark to the next):
+ *
+ *	M <window> <mark's line, from 0> <vCPU> <blocks instructions
+ *	accesses of vCPU 0> <... of vCPU 1> ...
  *
  * User blocks are keyed by their virtual address alone: the guest runs
  * the processes it wants told apart without address randomisation, so
@@ -70,15 +82,34 @@ __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 #define MAX_WINDOWS	32
 #define TABLE_BITS	20
 #define TABLE_SIZE	(1u << TABLE_BITS)
+#define MAX_VCPUS	8
+#define MAX_MARKS	32
+#define MAX_EVENTS	(1u << 18)
 
 struct count {
 	uint64_t key;	/* 0: free */
 	uint64_t n;
 };
 
+enum { SEEN_BLOCKS, SEEN_INSNS, SEEN_ACCESSES, NR_SEEN };
+
+struct event {
+	uint8_t mark;
+	uint8_t vcpu;
+	uint64_t seen[MAX_VCPUS][NR_SEEN];
+};
+
+/* What the execution callback of a block gets. */
+struct block {
+	uint64_t start;
+	uint64_t insns;
+};
+
 struct window {
 	struct count *blocks;
 	struct count *pages;
+	struct event *events;	/* allocated when the window has marks */
+	uint32_t nr_events;
 };
 
 static struct window windows[MAX_WINDOWS];
@@ -86,6 +117,51 @@ static int nr_windows;
 static int current = -1;	/* the open window, -1 for none */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *out_path;
+static const char *marks_path;
+static uint64_t marks[MAX_MARKS];
+static int nr_marks;
+static unsigned int nr_vcpus = 1;
+/* Work per vCPU in the open window. */
+static uint64_t seen[MAX_VCPUS][NR_SEEN];
+
+/* Under @lock, as a window opens: this window's marks. */
+static void load_marks(struct window *w)
+{
+	char line[256];
+	FILE *f;
+
+	nr_marks = 0;
+	memset(seen, 0, sizeof(seen));
+	if (!marks_path)
+		return;
+	f = fopen(marks_path, "r");
+	if (!f)
+		return;
+	while (nr_marks < MAX_MARKS && fgets(line, sizeof(line), f))
+		marks[nr_marks++] = strtoull(line, NULL, 16);
+	fclose(f);
+	if (nr_marks && !w->events)
+		w->events = calloc(MAX_EVENTS, sizeof(*w->events));
+	if (!w->events)
+		nr_marks = 0;
+}
+
+/* Under @lock: log the block at @key if it is a mark. */
+static void mark(struct window *w, unsigned int vcpu, uint64_t key)
+{
+	struct event *e;
+	int i;
+
+	for (i = 0; i < nr_marks; i++)
+		if (marks[i] == key)
+			break;
+	if (i == nr_marks || w->nr_events == MAX_EVENTS)
+		return;
+	e = &w->events[w->nr_events++];
+	e->mark = (uint8_t)i;
+	e->vcpu = (uint8_t)vcpu;
+	memcpy(e->seen, seen, sizeof(seen));
+}
 
 /* Under @lock. A full table drops the count: TABLE_SIZE is far above
  * what one window touches. */
@@ -103,7 +179,8 @@ static void bump(struct count *table, uint64_t key)
 	}
 }
 
-static void count(bool block, uint64_t key)
+/* @b a block executed, or @page a kernel page accessed (0: a user one) */
+static void count(unsigned int vcpu, const struct block *b, uint64_t page)
 {
 	int w = __atomic_load_n(&current, __ATOMIC_RELAXED);
 
@@ -111,14 +188,29 @@ static void count(bool block, uint64_t key)
 		return;
 	pthread_mutex_lock(&lock);
 	w = current;
-	if (w >= 0)
-		bump(block ? windows[w].blocks : windows[w].pages, key);
+	if (w >= 0 && vcpu < MAX_VCPUS) {
+		if (vcpu >= nr_vcpus)
+			nr_vcpus = vcpu + 1;
+		if (b) {
+			seen[vcpu][SEEN_BLOCKS]++;
+			seen[vcpu][SEEN_INSNS] += b->insns;
+		} else {
+			seen[vcpu][SEEN_ACCESSES]++;
+		}
+	}
+	if (w >= 0 && b) {
+		bump(windows[w].blocks, b->start);
+		if (vcpu < MAX_VCPUS)
+			mark(&windows[w], vcpu, b->start);
+	} else if (w >= 0 && page) {
+		bump(windows[w].pages, page);
+	}
 	pthread_mutex_unlock(&lock);
 }
 
 static void block_exec(unsigned int vcpu, void *data)
 {
-	count(true, (uint64_t)(uintptr_t)data);
+	count(vcpu, data, 0);
 }
 
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
@@ -127,14 +219,17 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	uint64_t page = vaddr >> PAGE_SHIFT;
 
 	if (vaddr >= KERNEL_START) {
-		count(false, page << PAGE_SHIFT);
+		count(vcpu, NULL, page << PAGE_SHIFT);
 		return;
 	}
+	count(vcpu, NULL, 0);
 	if (page == WINDOW_OPEN >> PAGE_SHIFT) {
 		pthread_mutex_lock(&lock);
-		if (current < 0 && nr_windows < MAX_WINDOWS)
+		if (current < 0 && nr_windows < MAX_WINDOWS) {
+			load_marks(&windows[nr_windows]);
 			__atomic_store_n(&current, nr_windows++,
 					 __ATOMIC_RELAXED);
+		}
 		pthread_mutex_unlock(&lock);
 	} else if (page == WINDOW_CLOSE >> PAGE_SHIFT) {
 		pthread_mutex_lock(&lock);
@@ -145,11 +240,16 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 
 static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
-	uint64_t start = qemu_plugin_tb_vaddr(tb);
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
+	struct block *b = malloc(sizeof(*b));
 
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, CB_NO_REGS,
-					     (void *)(uintptr_t)start);
+	/* Kept for the plugin's life: the block may run until then. */
+	if (b) {
+		b->start = qemu_plugin_tb_vaddr(tb);
+		b->insns = n;
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, CB_NO_REGS,
+						     b);
+	}
 	/* User accesses too: that is how the guest opens a window. */
 	for (i = 0; i < n; i++)
 		qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i),
@@ -178,8 +278,25 @@ static void at_exit(qemu_plugin_id_t id, void *data)
 		return;
 	}
 	for (w = 0; w < nr_windows; w++) {
-		dump(f, 'B', w, windows[w].blocks);
-		dump(f, 'D', w, windows[w].pages);
+		struct window *win = &windows[w];
+		uint32_t e;
+		unsigned int v;
+
+		dump(f, 'B', w, win->blocks);
+		dump(f, 'D', w, win->pages);
+		for (e = 0; e < win->nr_events; e++) {
+			fprintf(f, "M %d %u %u", w, win->events[e].mark,
+				win->events[e].vcpu);
+			for (v = 0; v < nr_vcpus; v++)
+				fprintf(f, " %llu %llu %llu",
+					(unsigned long long)
+					win->events[e].seen[v][SEEN_BLOCKS],
+					(unsigned long long)
+					win->events[e].seen[v][SEEN_INSNS],
+					(unsigned long long)
+					win->events[e].seen[v][SEEN_ACCESSES]);
+			fputc('\n', f);
+		}
 	}
 	if (fclose(f))
 		perror(out_path);
@@ -194,6 +311,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t *info,
 	for (i = 0; i < argc; i++)
 		if (!strncmp(argv[i], "out=", 4))
 			out_path = strdup(argv[i] + 4);
+		else if (!strncmp(argv[i], "marks=", 6))
+			marks_path = strdup(argv[i] + 6);
 	if (!out_path) {
 		fprintf(stderr, "tcg_blocks: no out=FILE argument\n");
 		return -1;
