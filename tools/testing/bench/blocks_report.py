@@ -62,16 +62,15 @@ def median(x):
     return sorted(x)[len(x) // 2]
 
 
-def legs(events, names, skip):
-    """Median blocks, instructions and memory accesses of each leg over
-    the messages of one window, the first @skip messages left out
-    (connection setup)."""
-    if not names:
-        return None
+def chains(events, names, skip):
+    """Each message's way through the marks of one window, the first
+    @skip messages left out (connection setup): a list of (vCPU, the
+    other vCPU's completion before the doorbell, then the events of
+    LEGS[1:]'s marks), each an index into @events, which holds (mark,
+    vCPU, value) in the order they happened."""
     idx = {n: i for i, n in enumerate(names)}
-    if any(a not in idx or b not in idx for a, b, _ in LEGS):
-        return None
-    found = collections.defaultdict(list)
+    if not names or any(a not in idx or b not in idx for a, b, _ in LEGS):
+        return []
     nxt = {}
     # For each event, the index of the next event of each mark on its vCPU.
     for i in range(len(events) - 1, -1, -1):
@@ -79,17 +78,19 @@ def legs(events, names, skip):
         nxt[i] = dict(nxt.get(('v', v), {}))
         nxt[('v', v)] = dict(nxt[i])
         nxt[('v', v)][m] = i
+    out = []
     last_cq = {}
     msgs = 0
-    for i, (m, v, seen) in enumerate(events):
+    for i, (m, v, _) in enumerate(events):
         if m == idx['cq_post']:
             last_cq[v] = i
         if m != idx['write']:
             continue
         msgs += 1
-        if msgs <= skip:
+        other = [last_cq[u] for u in last_cq if u != v]
+        if msgs <= skip or not other:
             continue
-        chain = [i]
+        chain = [other[0], i]
         for _, b, _ in LEGS[1:]:
             j = nxt[chain[-1]].get(idx[b])
             if j is None:
@@ -97,20 +98,86 @@ def legs(events, names, skip):
             chain.append(j)
         else:
             nw = nxt[i].get(idx['write'])
-            if nw is not None and nw < chain[-1]:
-                continue
-            for k, (a, b, label) in enumerate(LEGS[1:]):
-                found[label].append((events[chain[k + 1]][2][v],
-                                     events[chain[k]][2][v]))
-            other = [u for u in last_cq if u != v]
-            if other:
-                c = last_cq[other[0]]
-                found[LEGS[0][2]].append((seen[v], events[c][2][v]))
+            if nw is None or nw > chain[-1]:
+                out.append((v, chain))
+    return out
+
+
+def legs(events, names, skip):
+    """Median blocks, instructions and memory accesses of each leg."""
+    found = collections.defaultdict(list)
+    for v, chain in chains(events, names, skip):
+        for k, (_, _, label) in enumerate(LEGS):
+            b, a = events[chain[k + 1]][2][v], events[chain[k]][2][v]
+            found[label].append(tuple(b[i] - a[i] for i in range(3)))
     if not found:
         return None
-    return {label: '%d/%d/%d' % tuple(median([b[i] - a[i] for b, a in x])
+    return {label: '%d/%d/%d' % tuple(median([d[i] for d in x])
                                       for i in range(3))
             for label, x in found.items()}
+
+
+def idle_between(idle, v, t0, t1):
+    """Nanoseconds vCPU @v spent idle between @t0 and @t1."""
+    return sum(max(0, min(b, t1) - max(a, t0)) for a, b in idle.get(v, ())
+               if a < t1 and b > t0)
+
+
+def times(outdir, counts):
+    """The report of tcg_times.c's log: each leg's median time, and the
+    sending vCPU's idle time in it, per system."""
+    marks = collections.defaultdict(list)
+    idle_at = collections.defaultdict(dict)
+    idle = collections.defaultdict(lambda: collections.defaultdict(list))
+    with open(counts) as f:
+        for line in f:
+            p = line.split()
+            w = int(p[1])
+            if p[0] == 'T':
+                marks[w].append((int(p[2]), int(p[3]), int(p[4])))
+            elif p[0] == 'I':
+                idle_at[w][int(p[2])] = int(p[3])
+            elif p[0] == 'R' and int(p[2]) in idle_at[w]:
+                idle[w][int(p[2])].append((idle_at[w].pop(int(p[2])),
+                                           int(p[3])))
+    res = {}
+    with open(os.path.join(outdir, 'windows')) as f:
+        wins = [line.split() for line in f]
+    for w, system, iters, _, status in wins:
+        w = int(w)
+        if status != 'ok' or w not in marks:
+            continue
+        names = load_marks(os.path.join(outdir, system + '.marks'))
+        ev = marks[w]
+        found = collections.defaultdict(list)
+        for v, chain in chains(ev, names, int(iters) // 10):
+            for k, (_, _, label) in enumerate(LEGS):
+                t0, t1 = ev[chain[k]][2], ev[chain[k + 1]][2]
+                found[label].append((t1 - t0,
+                                     idle_between(idle[w], v, t0, t1)))
+        if found:
+            res[(system, int(iters))] = found
+    if not res:
+        sys.exit('no window with timed marks')
+    keys = sorted(res, key=lambda k: (k[0] != 'siw2', k[0], k[1]))
+    print('per message, median microseconds of each leg (mean idle time of'
+          ' the sending vCPU in it)')
+    print('%-40s' % '' + ''.join('%20s' % ('%s x%d' % k) for k in keys))
+    for _, _, label in LEGS:
+        cells = []
+        for k in keys:
+            x = res[k].get(label, [])
+            cells.append('%.2f (%.2f)' % (
+                median([d for d, _ in x]) / 1e3,
+                sum(i for _, i in x) / len(x) / 1e3) if x else '-')
+        print('%-40s' % label + ''.join('%20s' % c for c in cells))
+    cells = []
+    for k in keys:
+        n = min(len(res[k][label]) for _, _, label in LEGS)
+        tot = sorted(sum(res[k][label][j][0] for _, _, label in LEGS)
+                     for j in range(n))
+        cells.append('%.2f' % (tot[len(tot) // 2] / 1e3))
+    print('%-40s' % 'the whole way' + ''.join('%20s' % c for c in cells))
 
 
 def load_syms(path):
@@ -240,8 +307,12 @@ def analyse(blocks, data, syms, usyms, mod, wa, wb, trips):
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    blocks, data, events = load_counts(sys.argv[1])
     outdir = sys.argv[2]
+    with open(sys.argv[1]) as f:
+        if f.readline().startswith(('T', 'I', 'R')):
+            times(outdir, sys.argv[1])
+            return
+    blocks, data, events = load_counts(sys.argv[1])
     runs = collections.defaultdict(list)
     with open(os.path.join(outdir, 'windows')) as f:
         for line in f:
