@@ -20,7 +20,7 @@
 
 static bool copy_words __read_mostly;
 
-static void words(void *dst, const void *src, size_t len)
+static __always_inline void words(void *dst, const void *src, size_t len)
 {
 	const u8 *s = src;
 	u8 *d = dst;

@@ -28,11 +28,6 @@ enum rx_state {
 
 /* ---- Reassembly books ---- */
 
-void siw2_ddp_reasm_init(struct siw2_ddp_reasm *m)
-{
-	memset(m, 0, sizeof(*m));
-}
-
 /**
  * siw2_ddp_reasm_empty() - has no segment of the message arrived yet?
  * @m: the books
@@ -607,15 +602,6 @@ enum siw2_ddp_ev_type siw2_ddp_rx_end(struct siw2_ddp_rx *rx,
 }
 
 /**
- * siw2_ddp_rx_seg() - the segment whose header was last reported
- * @rx: receive state
- */
-const struct siw2_ddp_seg *siw2_ddp_rx_seg(const struct siw2_ddp_rx *rx)
-{
-	return &rx->seg;
-}
-
-/**
  * siw2_ddp_rx_term_prepare() - the Terminate body for an error of the
  * current segment
  * @rx: receive state
@@ -630,22 +616,4 @@ void siw2_ddp_rx_term_prepare(const struct siw2_ddp_rx *rx,
 {
 	siw2_rdmap_term_prepare(t, cause, rx->hdr.raw, rx->hdr_have,
 				rx->seg_len);
-}
-
-/**
- * siw2_ddp_rx_check_untagged() - buffer checks of the current segment
- * @rx: receive state, after SIW2_DDP_EV_HEADER of an untagged segment
- * @have_buf: the caller has the buffer of the segment's queue and MSN
- *	(a receive WQE for queue 0, an IRD slot for queue 1, ...)
- * @buf_len: its length in octets
- *
- * Return: 0, or the Terminate cause (siw2_ddp_check_untagged()).
- */
-u32 siw2_ddp_rx_check_untagged(const struct siw2_ddp_rx *rx, bool have_buf,
-			       u64 buf_len)
-{
-	const struct siw2_ddp_seg *seg = &rx->seg;
-
-	return siw2_ddp_check_untagged(seg->hdr.mo, seg->len, have_buf,
-				       buf_len);
 }

@@ -35,6 +35,7 @@
 #ifndef SIW2_DDP_H
 #define SIW2_DDP_H
 
+#include <linux/string.h>
 #include <linux/types.h>
 #include "wire.h"
 #include "rdmap.h"
@@ -64,7 +65,11 @@ struct siw2_ddp_reasm {
 	} r[SIW2_DDP_REASM_RANGES];
 };
 
-void siw2_ddp_reasm_init(struct siw2_ddp_reasm *m);
+static inline void siw2_ddp_reasm_init(struct siw2_ddp_reasm *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
 u32 siw2_ddp_reasm_add(struct siw2_ddp_reasm *m, u32 mo, u32 len, bool last);
 bool siw2_ddp_reasm_done(const struct siw2_ddp_reasm *m);
 bool siw2_ddp_reasm_empty(const struct siw2_ddp_reasm *m);
@@ -195,11 +200,34 @@ enum siw2_ddp_ev_type siw2_ddp_rx_next(struct siw2_ddp_rx *rx,
 				       struct siw2_ddp_rx_ev *ev);
 enum siw2_ddp_ev_type siw2_ddp_rx_end(struct siw2_ddp_rx *rx,
 				      struct siw2_ddp_rx_ev *ev);
-const struct siw2_ddp_seg *siw2_ddp_rx_seg(const struct siw2_ddp_rx *rx);
 void siw2_ddp_rx_term_prepare(const struct siw2_ddp_rx *rx,
 			      struct siw2_term_info *t, u32 cause);
-u32 siw2_ddp_rx_check_untagged(const struct siw2_ddp_rx *rx, bool have_buf,
-			       u64 buf_len);
 void siw2_ddp_rx_fail(struct siw2_ddp_rx *rx, u32 cause);
+
+/**
+ * siw2_ddp_rx_seg() - the segment whose header was last reported
+ * @rx: receive state
+ */
+static inline const struct siw2_ddp_seg *
+siw2_ddp_rx_seg(const struct siw2_ddp_rx *rx)
+{
+	return &rx->seg;
+}
+
+/**
+ * siw2_ddp_rx_check_untagged() - buffer checks of the current segment
+ * @rx: receive state, after SIW2_DDP_EV_HEADER of an untagged segment
+ * @have_buf: the caller has the buffer of the segment's queue and MSN
+ *	(a receive WQE for queue 0, an IRD slot for queue 1, ...)
+ * @buf_len: its length in octets
+ *
+ * Return: 0, or the Terminate cause (siw2_ddp_check_untagged()).
+ */
+static inline u32 siw2_ddp_rx_check_untagged(const struct siw2_ddp_rx *rx,
+					     bool have_buf, u64 buf_len)
+{
+	return siw2_ddp_check_untagged(rx->seg.hdr.mo, rx->seg.len, have_buf,
+				       buf_len);
+}
 
 #endif /* SIW2_DDP_H */

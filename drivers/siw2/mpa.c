@@ -160,13 +160,6 @@ u32 siw2_mpa_crc_update(u32 crc, const void *data, size_t len)
 	return crc32c(crc, data, len);
 }
 
-void siw2_mpa_crc_put(u8 out[SIW2_MPA_CRC_LEN], u32 value)
-{
-	__le32 wire = cpu_to_le32(value);
-
-	memcpy(out, &wire, sizeof(wire));
-}
-
 static u32 fpdu_body_len(u32 ulpdu_len)
 {
 	return SIW2_MPA_HDR_LEN + ulpdu_len + siw2_mpa_pad(ulpdu_len) +
@@ -237,17 +230,6 @@ bool siw2_mpa_rx_fold_by_caller(struct siw2_mpa_rx *rx)
 	/* Pairs with siw2_mpa_crc_use_table(): the flag, then the tables. */
 	rx->caller_folds = rx->check_crc && smp_load_acquire(&crc_table);
 	return rx->caller_folds;
-}
-
-void siw2_mpa_rx_fold(struct siw2_mpa_rx *rx, const u8 *p, u32 n)
-{
-	if (rx->caller_folds)
-		rx->crc = siw2_mpa_crc_update(rx->crc, p, n);
-}
-
-u32 *siw2_mpa_rx_crc_sink(struct siw2_mpa_rx *rx)
-{
-	return rx->caller_folds ? &rx->crc : NULL;
 }
 
 static size_t rx_fail(struct siw2_mpa_rx *rx, enum siw2_mpa_err err,

@@ -43,6 +43,7 @@
 #ifndef SIW2_MPA_H
 #define SIW2_MPA_H
 
+#include <linux/string.h>
 #include <linux/types.h>
 #include "wire.h"
 
@@ -121,7 +122,12 @@ static inline u32 siw2_mpa_crc_final(u32 crc)
 }
 
 /* Stores a final CRC value in wire order (see struct siw2_mpa_crc). */
-void siw2_mpa_crc_put(u8 out[SIW2_MPA_CRC_LEN], u32 value);
+static inline void siw2_mpa_crc_put(u8 out[SIW2_MPA_CRC_LEN], u32 value)
+{
+	__le32 wire = cpu_to_le32(value);
+
+	memcpy(out, &wire, sizeof(wire));
+}
 
 /* ---- Sizes ---- */
 
@@ -212,10 +218,18 @@ size_t siw2_mpa_rx(struct siw2_mpa_rx *rx, const u8 *buf, size_t len,
 bool siw2_mpa_rx_fold_by_caller(struct siw2_mpa_rx *rx);
 
 /* Folds DATA octets into the CRC, if the caller folds; else nothing. */
-void siw2_mpa_rx_fold(struct siw2_mpa_rx *rx, const u8 *p, u32 n);
+static inline void siw2_mpa_rx_fold(struct siw2_mpa_rx *rx, const u8 *p,
+				    u32 n)
+{
+	if (rx->caller_folds)
+		rx->crc = siw2_mpa_crc_update(rx->crc, p, n);
+}
 
 /* The running CRC a fused copy continues; NULL if the MPA layer folds. */
-u32 *siw2_mpa_rx_crc_sink(struct siw2_mpa_rx *rx);
+static inline u32 *siw2_mpa_rx_crc_sink(struct siw2_mpa_rx *rx)
+{
+	return rx->caller_folds ? &rx->crc : NULL;
+}
 
 /* ---- Transmit ---- */
 

@@ -295,7 +295,8 @@ int siw2_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 }
 
 /* Takes a reference on the MR at @stag's index, whatever its key. */
-static struct siw2_mr *mr_get(struct siw2_device *sdev, u32 stag)
+static __always_inline struct siw2_mr *
+mr_get(struct siw2_device *sdev, u32 stag)
 {
 	struct siw2_mr *mr;
 

@@ -598,8 +598,26 @@ int siw2_srq_post_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 int siw2_srq_get_rqe(struct siw2_srq *srq, struct siw2_rqe *out);
 int siw2_rqe_from_wr(struct siw2_rqe *rqe, const struct ib_recv_wr *wr,
 		     u32 max_sge);
-void siw2_rqe_read(struct siw2_rqe *out, const struct siw2_rqe *slot);
-bool siw2_rqe_valid(const struct siw2_rqe *rqe, u32 max_sge);
+
+/*
+ * Copies an RQE out of its slot: the fixed part, then only the SGEs it
+ * says it has (no more than the slot holds). The rest of @out is left
+ * alone; nothing reads an SGE beyond num_sge.
+ */
+static inline void siw2_rqe_read(struct siw2_rqe *out,
+				 const struct siw2_rqe *slot)
+{
+	memcpy(out, slot, offsetof(struct siw2_rqe, sge));
+	memcpy(out->sge, slot->sge,
+	       min_t(size_t, out->num_sge, ARRAY_SIZE(out->sge)) *
+	       sizeof(out->sge[0]));
+}
+
+/* Checks a copy of an RQE taken from a ring. */
+static inline bool siw2_rqe_valid(const struct siw2_rqe *rqe, u32 max_sge)
+{
+	return rqe->num_sge <= max_sge;
+}
 
 static inline struct siw2_srq *to_siw2_srq(struct ib_srq *ibsrq)
 {
