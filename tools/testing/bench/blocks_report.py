@@ -19,11 +19,17 @@ import sys
 
 # x86-64 kernel addresses, with four or five paging levels (tcg_blocks.c).
 KERNEL_START = 0xff00000000000000
+# What tcg_blocks.c counts per vCPU at a mark: blocks, instructions,
+# memory accesses, locked instructions, interrupt flag changes, misses of
+# its model of the software TLB, blocks entered by a lookup, misses of
+# its model of the jump cache.
+NR_SEEN = 8
 
 
 def load_counts(path):
     blocks = collections.defaultdict(collections.Counter)
     data = collections.defaultdict(collections.Counter)
+    misses = collections.defaultdict(collections.Counter)
     events = collections.defaultdict(list)
     with open(path) as f:
         for line in f:
@@ -32,11 +38,13 @@ def load_counts(path):
                 n = [int(x) for x in p[4:]]
                 events[int(p[1])].append(
                     (int(p[2]), int(p[3]),
-                     [tuple(n[i:i + 3]) for i in range(0, len(n), 3)]))
+                     [tuple(n[i:i + NR_SEEN])
+                      for i in range(0, len(n), NR_SEEN)]))
                 continue
             tag, w, key, n = p
-            (blocks if tag == 'B' else data)[int(w)][int(key, 16)] += int(n)
-    return blocks, data, events
+            table = {'B': blocks, 'D': data, 'J': misses}[tag]
+            table[int(w)][int(key, 16)] += int(n)
+    return blocks, data, misses, events
 
 
 def load_marks(path):
@@ -52,7 +60,8 @@ def load_marks(path):
 # from the completion its sender answers to, posted by the other vCPU,
 # to its doorbell.
 LEGS = (('cq_post', 'write', 'user space: completion seen to doorbell'),
-        ('write', 'tcp_sendmsg', 'doorbell to tcp_sendmsg'),
+        ('write', 'post_send', 'write() to the post_send verb'),
+        ('post_send', 'tcp_sendmsg', 'post_send to tcp_sendmsg'),
         ('tcp_sendmsg', 'tcp_v4_rcv', 'TCP, IP and veth out'),
         ('tcp_v4_rcv', 'data_ready', 'TCP in, to the data_ready callback'),
         ('data_ready', 'cq_post', 'data_ready to the receive completion'))
@@ -104,16 +113,16 @@ def chains(events, names, skip):
 
 
 def legs(events, names, skip):
-    """Median blocks, instructions and memory accesses of each leg."""
+    """Median counts (NR_SEEN) of each leg."""
     found = collections.defaultdict(list)
     for v, chain in chains(events, names, skip):
         for k, (_, _, label) in enumerate(LEGS):
             b, a = events[chain[k + 1]][2][v], events[chain[k]][2][v]
-            found[label].append(tuple(b[i] - a[i] for i in range(3)))
+            found[label].append(tuple(b[i] - a[i] for i in range(NR_SEEN)))
     if not found:
         return None
-    return {label: '%d/%d/%d' % tuple(median([d[i] for d in x])
-                                      for i in range(3))
+    return {label: '/'.join('%d' % median([d[i] for d in x])
+                            for i in range(NR_SEEN))
             for label, x in found.items()}
 
 
@@ -268,9 +277,20 @@ def per_trip(a, b, trips):
     return {k: (b.get(k, 0) - a.get(k, 0)) / trips for k in set(a) | set(b)}
 
 
-def analyse(blocks, data, syms, usyms, mod, wa, wb, trips):
+def analyse(blocks, data, misses, syms, usyms, mod, wa, wb, trips):
     table, addrs = syms
     blk = per_trip(blocks[wa], blocks[wb], trips)
+    jc = collections.Counter()
+    for va, n in per_trip(misses[wa], misses[wb], trips).items():
+        if va < KERNEL_START:
+            jc['user space'] += n
+            continue
+        i = bisect.bisect_right(addrs, va) - 1
+        if i < 0:
+            jc['?'] += n
+            continue
+        _, name, m = table[i]
+        jc[name + (' [%s]' % m if m else '')] += n
     res = {'driver': 0.0, 'kernel': 0.0, 'modules': 0.0, 'entered': 0.0,
            'user': 0.0, 'pages': set(), 'fn': collections.Counter(),
            'ent': collections.Counter(), 'ufile': collections.Counter(),
@@ -301,6 +321,7 @@ def analyse(blocks, data, syms, usyms, mod, wa, wb, trips):
             res['kernel'] += n
     acc = per_trip(data[wa], data[wb], trips)
     res['data_pages'] = sum(1 for n in acc.values() if n >= 0.5)
+    res['jc'] = jc
     return res
 
 
@@ -312,7 +333,7 @@ def main():
         if f.readline().startswith(('T', 'I', 'R')):
             times(outdir, sys.argv[1])
             return
-    blocks, data, events = load_counts(sys.argv[1])
+    blocks, data, misses, events = load_counts(sys.argv[1])
     runs = collections.defaultdict(list)
     with open(os.path.join(outdir, 'windows')) as f:
         for line in f:
@@ -334,8 +355,8 @@ def main():
             continue
         syms = load_syms(os.path.join(outdir, system + '.kallsyms'))
         usyms = UserSyms(load_maps(os.path.join(outdir, system + '.maps')))
-        results[system] = analyse(blocks, data, syms, usyms, mod, wa, wb,
-                                  nb - na)
+        results[system] = analyse(blocks, data, misses, syms, usyms, mod,
+                                  wa, wb, nb - na)
         results[system]['legs'] = legs(
             events.get(wb, []),
             load_marks(os.path.join(outdir, system + '.marks')), na)
@@ -354,17 +375,25 @@ def main():
         print('%-34s' % label + ''.join('%12s' % fmt(results[n]) for n in names))
     if any(results[n]['legs'] for n in names):
         print('\nper message, on the sending vCPU, medians of blocks/'
-              'instructions/memory accesses')
-        print('%-40s' % '' + ''.join('%20s' % n for n in names))
+              'instructions/memory accesses/locked instructions/'
+              'interrupt flag changes/TLB misses/lookups/jump cache '
+              'misses')
+        print('%-40s' % '' + ''.join('%36s' % n for n in names))
         for _, _, label in LEGS:
             print('%-40s' % label + ''.join(
-                '%20s' % (results[n]['legs'] or {}).get(label, '-')
+                '%36s' % (results[n]['legs'] or {}).get(label, '-')
                 for n in names))
     for n in names:
         print('\n%s: driver functions by blocks per round trip (entries)' % n)
         r = results[n]
         for fn, b in r['fn'].most_common(25):
             print('  %8.1f %5.1f  %s' % (b, r['ent'][fn], fn))
+    for n in names:
+        r = results[n]
+        print('\n%s: jump cache misses (model) per round trip, %.0f in all, '
+              'by the function entered' % (n, sum(r['jc'].values())))
+        for fn, b in r['jc'].most_common(30):
+            print('  %8.1f  %s' % (b, fn))
     for n in names:
         print('\n%s: user space by file, blocks per round trip' % n)
         r = results[n]

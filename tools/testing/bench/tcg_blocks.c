@@ -15,17 +15,30 @@
  *
  *	B <window> <block start address> <executions>
  *	D <window> <page address> <data accesses>
+ *	J <window> <block start address> <misses of the jump cache model>
  *
  * With a "marks=FILE" argument, the plugin also reads FILE each time a
  * window opens: one guest address per line, in hex, optionally followed
  * by a name. Each execution of a block starting at one of them is logged
- * in order, with every vCPU's counts so far in the window (blocks,
- * instructions and memory accesses executed), so that the work between
- * two marks can be counted per vCPU (the path a message takes from one
- * mark to the next):
+ * in order, with every vCPU's counts so far in the window, so that the
+ * work between two marks can be counted per vCPU (the path a message
+ * takes from one mark to the next): blocks, instructions and memory
+ * accesses executed, locked (atomic) instructions, instructions that
+ * change the interrupt flag (cli, sti, popf), each of which ends a block
+ * and sends the vCPU back to its dispatch loop, and the data accesses
+ * that miss a model of QEMU's software TLB (direct-mapped, 2^tlb_bits
+ * entries per privilege level, "tlb_bits=" argument, default 8, with
+ * a victim TLB of 8 entries; QEMU resizes its own between 2^6 and more,
+ * so the model shows pressure, not QEMU's exact misses). A miss costs a
+ * walk of the guest's page tables, about 90 ns in this guest. Then the
+ * blocks entered by a lookup instead of a chained jump (after a return,
+ * an indirect jump or call, an interrupt flag change, or a jump to
+ * another page), and those of them that miss a model of QEMU's per-vCPU
+ * jump cache (4096 entries, QEMU 7.2's hash), which costs a search of
+ * the global table of translated blocks.
  *
- *	M <window> <mark's line, from 0> <vCPU> <blocks instructions
- *	accesses of vCPU 0> <... of vCPU 1> ...
+ *	M <window> <mark's line, from 0> <vCPU> <the eight counts of vCPU 0>
+ *	<... of vCPU 1> ...
  *
  * User blocks are keyed by their virtual address alone: the guest runs
  * the processes it wants told apart without address randomisation, so
@@ -64,6 +77,8 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
 	void (*cb)(qemu_plugin_id_t id, void *data), void *data);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
 						 size_t idx);
@@ -91,7 +106,10 @@ struct count {
 	uint64_t n;
 };
 
-enum { SEEN_BLOCKS, SEEN_INSNS, SEEN_ACCESSES, NR_SEEN };
+enum {
+	SEEN_BLOCKS, SEEN_INSNS, SEEN_ACCESSES, SEEN_LOCKED, SEEN_IRQ,
+	SEEN_TLB_MISSES, SEEN_LOOKUPS, SEEN_JC_MISSES, NR_SEEN
+};
 
 struct event {
 	uint8_t mark;
@@ -102,12 +120,16 @@ struct event {
 /* What the execution callback of a block gets. */
 struct block {
 	uint64_t start;
-	uint64_t insns;
+	uint32_t insns;
+	uint16_t locked;
+	uint16_t irq;
+	bool indirect;	/* the next block is found by a lookup */
 };
 
 struct window {
 	struct count *blocks;
 	struct count *pages;
+	struct count *misses;
 	struct event *events;	/* allocated when the window has marks */
 	uint32_t nr_events;
 };
@@ -123,6 +145,77 @@ static int nr_marks;
 static unsigned int nr_vcpus = 1;
 /* Work per vCPU in the open window. */
 static uint64_t seen[MAX_VCPUS][NR_SEEN];
+
+#define MAX_TLB_BITS	16
+#define VICTIMS		8
+
+/* The TLB model of one privilege level of one vCPU: page numbers + 1. */
+struct tlb {
+	uint64_t entry[1u << MAX_TLB_BITS];
+	uint64_t victim[VICTIMS];
+	unsigned int next_victim;
+};
+
+static struct tlb tlbs[MAX_VCPUS][2];
+
+#define JC_BITS		12
+#define JC_PAGE_BITS	(JC_BITS / 2)
+
+/* QEMU 7.2's tb_jmp_cache_hash_func() for 4 KiB pages. */
+static unsigned int jc_hash(uint64_t pc)
+{
+	uint64_t tmp = pc ^ (pc >> (PAGE_SHIFT - JC_PAGE_BITS));
+
+	return (unsigned int)(((tmp >> (PAGE_SHIFT - JC_PAGE_BITS)) &
+			       (((1u << JC_BITS) - 1) & ~((1u << JC_PAGE_BITS) - 1))) |
+			      (tmp & ((1u << JC_PAGE_BITS) - 1)));
+}
+
+static uint64_t jump_cache[MAX_VCPUS][1u << JC_BITS];
+static const struct block *last_block[MAX_VCPUS];
+
+static void bump(struct count *table, uint64_t key);
+
+/* Under @lock: @b runs on @vcpu; was it looked up, and did that miss? */
+static void enter(struct window *w, unsigned int vcpu, const struct block *b)
+{
+	const struct block *prev = last_block[vcpu];
+	uint64_t *slot;
+
+	last_block[vcpu] = b;
+	if (!prev || (!prev->indirect &&
+		      (prev->start >> PAGE_SHIFT) == (b->start >> PAGE_SHIFT)))
+		return;
+	seen[vcpu][SEEN_LOOKUPS]++;
+	slot = &jump_cache[vcpu][jc_hash(b->start)];
+	if (*slot != b->start) {
+		*slot = b->start;
+		seen[vcpu][SEEN_JC_MISSES]++;
+		bump(w->misses, b->start);
+	}
+}
+static unsigned int tlb_bits = 8;
+
+/* Under @lock: does an access to @page miss? */
+static bool tlb_miss(struct tlb *t, uint64_t page)
+{
+	uint64_t key = page + 1, *e = &t->entry[page & ((1u << tlb_bits) - 1)];
+	unsigned int i;
+
+	if (*e == key)
+		return false;
+	for (i = 0; i < VICTIMS; i++) {
+		if (t->victim[i] == key) {
+			t->victim[i] = *e;
+			*e = key;
+			return false;
+		}
+	}
+	t->victim[t->next_victim] = *e;
+	t->next_victim = (t->next_victim + 1) % VICTIMS;
+	*e = key;
+	return true;
+}
 
 /* Under @lock, as a window opens: this window's marks. */
 static void load_marks(struct window *w)
@@ -179,8 +272,12 @@ static void bump(struct count *table, uint64_t key)
 	}
 }
 
-/* @b a block executed, or @page a kernel page accessed (0: a user one) */
-static void count(unsigned int vcpu, const struct block *b, uint64_t page)
+/*
+ * @b a block executed, or @vaddr accessed (@page its page if the kernel's,
+ * else 0)
+ */
+static void count(unsigned int vcpu, const struct block *b, uint64_t vaddr,
+		  uint64_t page)
 {
 	int w = __atomic_load_n(&current, __ATOMIC_RELAXED);
 
@@ -194,8 +291,14 @@ static void count(unsigned int vcpu, const struct block *b, uint64_t page)
 		if (b) {
 			seen[vcpu][SEEN_BLOCKS]++;
 			seen[vcpu][SEEN_INSNS] += b->insns;
+			seen[vcpu][SEEN_LOCKED] += b->locked;
+			seen[vcpu][SEEN_IRQ] += b->irq;
+			enter(&windows[current], vcpu, b);
 		} else {
 			seen[vcpu][SEEN_ACCESSES]++;
+			if (tlb_miss(&tlbs[vcpu][vaddr >= KERNEL_START],
+				     vaddr >> PAGE_SHIFT))
+				seen[vcpu][SEEN_TLB_MISSES]++;
 		}
 	}
 	if (w >= 0 && b) {
@@ -210,7 +313,7 @@ static void count(unsigned int vcpu, const struct block *b, uint64_t page)
 
 static void block_exec(unsigned int vcpu, void *data)
 {
-	count(vcpu, data, 0);
+	count(vcpu, data, 0, 0);
 }
 
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
@@ -219,10 +322,10 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	uint64_t page = vaddr >> PAGE_SHIFT;
 
 	if (vaddr >= KERNEL_START) {
-		count(vcpu, NULL, page << PAGE_SHIFT);
+		count(vcpu, NULL, vaddr, page << PAGE_SHIFT);
 		return;
 	}
-	count(vcpu, NULL, 0);
+	count(vcpu, NULL, vaddr, 0);
 	if (page == WINDOW_OPEN >> PAGE_SHIFT) {
 		pthread_mutex_lock(&lock);
 		if (current < 0 && nr_windows < MAX_WINDOWS) {
@@ -238,6 +341,43 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	}
 }
 
+/*
+ * Classifies an x86 instruction: locked (a lock prefix, or xchg with
+ * memory) or one that changes the interrupt flag (cli, sti, popf).
+ */
+static void classify(const uint8_t *p, size_t len, struct block *b)
+{
+	bool lock = false;
+	size_t i = 0;
+	uint8_t reg;
+
+	for (; i < len; i++) {
+		if (p[i] == 0xf0)
+			lock = true;
+		else if (p[i] != 0x66 && p[i] != 0x67 && p[i] != 0xf2 &&
+			 p[i] != 0xf3 && p[i] != 0x2e && p[i] != 0x3e &&
+			 p[i] != 0x26 && p[i] != 0x36 && p[i] != 0x64 &&
+			 p[i] != 0x65 && (p[i] & 0xf0) != 0x40)
+			break;
+	}
+	if (i == len)
+		return;
+	/* Only a block's last instruction decides how the next is found. */
+	reg = i + 1 < len ? (p[i + 1] >> 3) & 7 : 0;
+	b->indirect = p[i] == 0xc3 || p[i] == 0xc2 || p[i] == 0xcb ||
+		      p[i] == 0xca || p[i] == 0xcf ||
+		      p[i] == 0xfa || p[i] == 0xfb || p[i] == 0x9d ||
+		      (p[i] == 0xff && reg >= 2 && reg <= 5) ||
+		      (p[i] == 0x0f && i + 1 < len &&
+		       (p[i + 1] == 0x05 || p[i + 1] == 0x07 ||
+			p[i + 1] == 0x01));
+	if (p[i] == 0xfa || p[i] == 0xfb || p[i] == 0x9d)
+		b->irq++;
+	else if (lock || ((p[i] == 0x86 || p[i] == 0x87) && i + 1 < len &&
+			  (p[i + 1] & 0xc0) != 0xc0))
+		b->locked++;
+}
+
 static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
@@ -246,7 +386,16 @@ static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	/* Kept for the plugin's life: the block may run until then. */
 	if (b) {
 		b->start = qemu_plugin_tb_vaddr(tb);
-		b->insns = n;
+		b->insns = (uint32_t)n;
+		b->locked = 0;
+		b->irq = 0;
+		b->indirect = false;
+		for (i = 0; i < n; i++) {
+			struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+
+			classify(qemu_plugin_insn_data(insn),
+				 qemu_plugin_insn_size(insn), b);
+		}
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, CB_NO_REGS,
 						     b);
 	}
@@ -284,17 +433,17 @@ static void at_exit(qemu_plugin_id_t id, void *data)
 
 		dump(f, 'B', w, win->blocks);
 		dump(f, 'D', w, win->pages);
+		dump(f, 'J', w, win->misses);
 		for (e = 0; e < win->nr_events; e++) {
 			fprintf(f, "M %d %u %u", w, win->events[e].mark,
 				win->events[e].vcpu);
-			for (v = 0; v < nr_vcpus; v++)
-				fprintf(f, " %llu %llu %llu",
-					(unsigned long long)
-					win->events[e].seen[v][SEEN_BLOCKS],
-					(unsigned long long)
-					win->events[e].seen[v][SEEN_INSNS],
-					(unsigned long long)
-					win->events[e].seen[v][SEEN_ACCESSES]);
+			for (v = 0; v < nr_vcpus; v++) {
+				int k;
+
+				for (k = 0; k < NR_SEEN; k++)
+					fprintf(f, " %llu", (unsigned long long)
+						win->events[e].seen[v][k]);
+			}
 			fputc('\n', f);
 		}
 	}
@@ -313,14 +462,23 @@ int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t *info,
 			out_path = strdup(argv[i] + 4);
 		else if (!strncmp(argv[i], "marks=", 6))
 			marks_path = strdup(argv[i] + 6);
+		else if (!strncmp(argv[i], "tlb_bits=", 9))
+			tlb_bits = (unsigned int)atoi(argv[i] + 9);
 	if (!out_path) {
 		fprintf(stderr, "tcg_blocks: no out=FILE argument\n");
+		return -1;
+	}
+	if (tlb_bits < 1 || tlb_bits > MAX_TLB_BITS) {
+		fprintf(stderr, "tcg_blocks: tlb_bits must be 1 to %d\n",
+			MAX_TLB_BITS);
 		return -1;
 	}
 	for (i = 0; i < MAX_WINDOWS; i++) {
 		windows[i].blocks = calloc(TABLE_SIZE, sizeof(struct count));
 		windows[i].pages = calloc(TABLE_SIZE, sizeof(struct count));
-		if (!windows[i].blocks || !windows[i].pages)
+		windows[i].misses = calloc(TABLE_SIZE, sizeof(struct count));
+		if (!windows[i].blocks || !windows[i].pages ||
+		    !windows[i].misses)
 			return -1;
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, translate);
