@@ -277,20 +277,25 @@ def per_trip(a, b, trips):
     return {k: (b.get(k, 0) - a.get(k, 0)) / trips for k in set(a) | set(b)}
 
 
-def analyse(blocks, data, misses, syms, usyms, mod, wa, wb, trips):
+def ksym(syms, va):
+    """The kernel symbol at or before @va: (start, name, module), or
+    None."""
     table, addrs = syms
+    i = bisect.bisect_right(addrs, va) - 1
+    return table[i] if i >= 0 else None
+
+
+def analyse(blocks, data, misses, syms, usyms, mod, wa, wb, trips):
     blk = per_trip(blocks[wa], blocks[wb], trips)
     jc = collections.Counter()
     for va, n in per_trip(misses[wa], misses[wb], trips).items():
+        sym = ksym(syms, va) if va >= KERNEL_START else None
         if va < KERNEL_START:
             jc['user space'] += n
-            continue
-        i = bisect.bisect_right(addrs, va) - 1
-        if i < 0:
+        elif not sym:
             jc['?'] += n
-            continue
-        _, name, m = table[i]
-        jc[name + (' [%s]' % m if m else '')] += n
+        else:
+            jc[sym[1] + (' [%s]' % sym[2] if sym[2] else '')] += n
     res = {'driver': 0.0, 'kernel': 0.0, 'modules': 0.0, 'entered': 0.0,
            'user': 0.0, 'pages': set(), 'fn': collections.Counter(),
            'ent': collections.Counter(), 'ufile': collections.Counter(),
@@ -302,11 +307,11 @@ def analyse(blocks, data, misses, syms, usyms, mod, wa, wb, trips):
             res['ufile'][f] += n
             res['ufn'][f + ':' + fn] += n
             continue
-        i = bisect.bisect_right(addrs, va) - 1
-        if i < 0:
+        sym = ksym(syms, va)
+        if not sym:
             res['kernel'] += n
             continue
-        start, name, m = table[i]
+        start, name, m = sym
         if m == mod:
             res['driver'] += n
             res['fn'][name] += n
