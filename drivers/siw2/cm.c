@@ -523,10 +523,8 @@ static void send_terminate(struct siw2_cep *cep)
 	size_t n;
 	u32 len;
 
-	siw2_rdmap_term_prepare(&t, SIW2_TERM(SIW2_MPA_TERM_LAYER,
-					      SIW2_MPA_TERM_ETYPE,
-					      siw2_mpa_err_ecode(cep->mpa.err)),
-				NULL, 0, 0);
+	siw2_rdmap_term_prepare(&t, siw2_mpa_err_cause(cep->mpa.err), NULL, 0,
+				0);
 	len = siw2_rdmap_term_build(ulpdu, sizeof(ulpdu), &t);
 	if (!len)
 		return;

@@ -77,6 +77,12 @@ u8 siw2_mpa_err_ecode(enum siw2_mpa_err err)
 	return mpa_errs[err].ecode;
 }
 
+u32 siw2_mpa_err_cause(enum siw2_mpa_err err)
+{
+	return SIW2_TERM(SIW2_MPA_TERM_LAYER, SIW2_MPA_TERM_ETYPE,
+			 siw2_mpa_err_ecode(err));
+}
+
 bool siw2_mpa_err_wants_term(enum siw2_mpa_err err)
 {
 	if ((unsigned int)err >= SIW2_MPA_ERR_COUNT)

@@ -85,6 +85,8 @@ enum siw2_mpa_err {
 
 /* Terminate Error Code (layer SIW2_MPA_TERM_LAYER, type SIW2_MPA_TERM_ETYPE). */
 u8 siw2_mpa_err_ecode(enum siw2_mpa_err err);
+/* The whole Terminate cause (SIW2_TERM()) an MPA error is reported with. */
+u32 siw2_mpa_err_cause(enum siw2_mpa_err err);
 /*
  * Whether the error is reported with a Terminate message in Full Operation
  * (CRC, Marker, ULPDU_Length, IRD, RTR); startup frame errors close TCP

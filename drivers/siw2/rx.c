@@ -731,10 +731,7 @@ static void mpa_failed(struct siw2_stream *s, enum siw2_mpa_err err)
 	struct siw2_term_info t;
 
 	s->rx.dead = true;
-	siw2_rdmap_term_prepare(&t, SIW2_TERM(SIW2_MPA_TERM_LAYER,
-					      SIW2_MPA_TERM_ETYPE,
-					      siw2_mpa_err_ecode(err)),
-				NULL, 0, 0);
+	siw2_rdmap_term_prepare(&t, siw2_mpa_err_cause(err), NULL, 0, 0);
 	siw2_stream_terminate(s, &t);
 }
 

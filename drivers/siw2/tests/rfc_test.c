@@ -688,11 +688,14 @@ static void rfc_test_mpa_error_numbers(struct kunit *test)
 				    want[i].ecode, "row %u", i);
 		KUNIT_EXPECT_EQ_MSG(test, siw2_mpa_err_wants_term(want[i].err),
 				    want[i].term, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, siw2_mpa_err_cause(want[i].err),
+				    SIW2_TERM(SIW2_MPA_TERM_LAYER,
+					      SIW2_MPA_TERM_ETYPE,
+					      want[i].ecode), "row %u", i);
 	}
 	/* An LLP cause goes out as 0x20, code, with no header copy. */
-	siw2_rdmap_term_prepare(&t, SIW2_TERM(SIW2_MPA_TERM_LAYER,
-					      SIW2_MPA_TERM_ETYPE,
-					      SIW2_MPA_ECODE_IRD), NULL, 0, 0);
+	siw2_rdmap_term_prepare(&t, siw2_mpa_err_cause(SIW2_MPA_ERR_IRD), NULL,
+				0, 0);
 	KUNIT_ASSERT_EQ(test, siw2_rdmap_term_build(buf, sizeof(buf), &t), 22U);
 	KUNIT_EXPECT_EQ(test, buf[18], 0x20);
 	KUNIT_EXPECT_EQ(test, buf[19], 0x06);
