@@ -45,6 +45,7 @@
 
 #include <linux/string.h>
 #include <linux/types.h>
+#include <asm/byteorder.h>
 #include "wire.h"
 
 /* Every violation the MPA layer can detect, each named by the RFC rule. */
