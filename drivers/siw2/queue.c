@@ -122,16 +122,25 @@ err_mem:
 
 /*
  * The owner guarantees that nothing uses the queue any more. For a user
- * queue the memory goes when the last mapping reference does.
+ * queue the memory goes when the last mapping reference does; until then
+ * the process may still poll or post, so the ring says it is gone.
  */
 void siw2_queue_uninit(struct siw2_queue *q)
 {
 	if (!q->ctl)
 		return;
-	if (q->mmap)
+	if (q->mmap) {
+		/*
+		 * siw2-abi.h, "Gone": release orders the flag after the last
+		 * store of prod, for a poller that finds the CQ empty. A CQ's
+		 * arm or-ed in meanwhile may be lost; it does not matter now.
+		 */
+		smp_store_release(&q->ctl->flags,
+				  READ_ONCE(q->ctl->flags) | SIW2_RING_GONE);
 		rdma_user_mmap_entry_remove(&q->mmap->rdma);
-	else
+	} else {
 		vfree(q->ctl);
+	}
 	q->ctl = NULL;
 	q->entries = NULL;
 	q->mmap = NULL;

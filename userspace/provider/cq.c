@@ -248,7 +248,9 @@ static void cqe_to_wc(const struct siw2_cqe *cqe, struct ibv_wc *wc)
 /*
  * The unconsumed CQEs: [*cons, *prod). Caller holds cq->lock. EIO for a
  * CQ that cannot be polled (broken, or a kernel claiming more CQEs than
- * the ring holds: a bug never followed).
+ * the ring holds: a bug never followed), and for an empty CQ that the
+ * kernel destroyed (siw2-abi.h, "Gone": the flag's acquire orders the
+ * second look at prod after it).
  */
 int siw2_cq_pending(struct siw2_cq *cq, uint32_t *cons, uint32_t *prod)
 {
@@ -258,6 +260,11 @@ int siw2_cq_pending(struct siw2_cq *cq, uint32_t *cons, uint32_t *prod)
 		return EIO;
 	*cons = __atomic_load_n(&ring->ctl->cons, __ATOMIC_RELAXED);
 	*prod = __atomic_load_n(&ring->ctl->prod, __ATOMIC_ACQUIRE);
+	if (*prod == *cons && siw2_ring_gone(ring)) {
+		*prod = __atomic_load_n(&ring->ctl->prod, __ATOMIC_RELAXED);
+		if (*prod == *cons)
+			return EIO;
+	}
 	return *prod - *cons > ring->num ? EIO : 0;
 }
 

@@ -293,6 +293,11 @@ int siw2_qp_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct siw2_sqe *sqe;
 	int err = 0;
 
+	/* A QP the kernel destroyed takes nothing (siw2-abi.h, "Gone"). */
+	if (siw2_ring_gone(&qp->sq)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&qp->sq_lock);
 	siw2_sq_begin(qp, &b);
 	for (; wr; wr = wr->next, b.n++) {

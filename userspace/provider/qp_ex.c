@@ -243,6 +243,9 @@ static int wr_complete(struct ibv_qp_ex *qp_ex)
 
 	wr_close(qp);
 	err = qp->wr_err;
+	/* A QP the kernel destroyed takes nothing (siw2-abi.h, "Gone"). */
+	if (!err && siw2_ring_gone(&qp->sq))
+		err = EIO;
 	n = err ? 0 : qp->wr.n;
 	if (n)
 		siw2_sq_publish(qp, &qp->wr);

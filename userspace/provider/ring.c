@@ -67,8 +67,9 @@ void siw2_ring_unmap(struct siw2_ring *ring)
  * Fills RQEs for @wr and what follows it, publishes them, and stops at the
  * first one that is invalid (EINVAL) or finds the ring full (ENOMEM),
  * reporting it in @bad_wr; the ones before it are posted, which is what
- * ibv_post_recv() promises. The caller holds the queue's lock and learns
- * from @posted whether a doorbell may be due.
+ * ibv_post_recv() promises. A ring whose object the kernel destroyed
+ * takes nothing (EIO). The caller holds the queue's lock and learns from
+ * @posted whether a doorbell may be due.
  */
 int siw2_ring_post_recv(struct siw2_ring *ring, uint32_t max_sge,
 			struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr,
@@ -78,6 +79,11 @@ int siw2_ring_post_recv(struct siw2_ring *ring, uint32_t max_sge,
 	uint32_t prod, cons, n = 0;
 	int err = 0;
 
+	if (siw2_ring_gone(ring)) {
+		*bad_wr = wr;
+		*posted = 0;
+		return EIO;
+	}
 	prod = __atomic_load_n(&ctl->prod, __ATOMIC_RELAXED);
 	cons = __atomic_load_n(&ctl->cons, __ATOMIC_ACQUIRE);
 

@@ -94,6 +94,16 @@ static inline void *siw2_ring_ent(const struct siw2_ring *ring, uint32_t idx)
 }
 
 /*
+ * The kernel destroyed the ring's object (siw2-abi.h, "Gone"): the
+ * process destroyed it, or the device went away under it.
+ */
+static inline bool siw2_ring_gone(const struct siw2_ring *ring)
+{
+	return __atomic_load_n(&ring->ctl->flags, __ATOMIC_ACQUIRE) &
+	       SIW2_RING_GONE;
+}
+
+/*
  * A CQ: the library's verbs_cq (ibv_create_cq_ex hands out &vcq.cq_ex).
  * 'lock' serialises pollers, arming and resize: resize replaces 'ring'
  * while the kernel moves the unconsumed CQEs to the new one, and a poller

@@ -107,6 +107,17 @@ struct siw2_uresp_alloc_ctx {
  * the create response and len exactly SIW2_RING_CTL_SIZE + size *
  * sizeof(entry) rounded up to the page size.
  *
+ * Gone: when it destroys a user queue's object, whether the process asked
+ * or the device is going away under it (the core disassociates the
+ * process, which keeps its mappings), the kernel stores
+ * SIW2_RING_GONE into ctl->flags with release semantics, after its last
+ * store of prod. Nothing in the ring moves after that. The provider then
+ * fails posts with EIO, and a poll that finds the CQ empty loads flags
+ * with acquire semantics and, seeing the bit, loads prod once more and
+ * fails with EIO only if the CQ is still empty: the last completions are
+ * delivered, and a process that never reads its async events still
+ * learns that the device is gone.
+ *
  * CQ resize: the resized ring is a new mapping (the key in struct
  * siw2_uresp_resize_cq). The kernel copies the unpolled CQEs over and the
  * free running indices continue: the new ring's prod and cons are those
@@ -120,9 +131,12 @@ struct siw2_ring_ctl {
 	__u32 pad0[15];		/* prod and cons on separate cache lines */
 	__u32 cons;
 	__u32 pad1[15];
-	__u32 flags;		/* SIW2_SQ_* or SIW2_CQ_* below */
+	__u32 flags;		/* SIW2_RING_GONE, SIW2_SQ_* or SIW2_CQ_* */
 	__u32 pad2[15];
 };
+
+/* siw2_ring_ctl.flags of any queue, written by the kernel ("Gone") */
+#define SIW2_RING_GONE		(1U << 31)
 
 /* siw2_ring_ctl.flags of a send queue, written by the kernel */
 #define SIW2_SQ_NEED_WAKEUP	(1U << 0)

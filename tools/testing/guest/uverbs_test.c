@@ -12,6 +12,12 @@
  *                             stdout; under strace, nothing may happen
  *                             between the markers (suites/uverbs.sh)
  *
+ *   uverbs_test DEV gone      set up the same, post a receive, write
+ *                             SIW2-GONE-READY and poll; once the device is
+ *                             removed (the suite deletes the link), polls
+ *                             and posts must fail with EIO: check lines as
+ *                             for `checks`, 60 s at most
+ *
  * Exit status: 0 when every check passed, 1 otherwise, 2 on bad usage or
  * when the device cannot be opened.
  */
@@ -28,6 +34,7 @@
 
 #define NOSYS_BEGIN "SIW2-NOSYS-BEGIN\n"
 #define NOSYS_END "SIW2-NOSYS-END\n"
+#define GONE_READY "SIW2-GONE-READY\n"
 
 static int failures;
 
@@ -606,6 +613,76 @@ static int nosys(struct res *r)
 	return !!bad_calls;
 }
 
+/*
+ * A process that never reads its async events and polls on while its
+ * device is removed: the core disassociates it and it keeps its ring
+ * mappings, which siw2 marks gone. It learns of the end from its next
+ * poll or post (siw2-abi.h, "Gone") instead of polling for ever.
+ */
+static int gone(struct res *r)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = 64,
+			       .lkey = r->mr->lkey };
+	struct ibv_qp_init_attr init = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_srq_init_attr sinit = { .attr = { .max_wr = 8,
+						     .max_sge = 1 } };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND }, *sbad;
+	struct ibv_cq_init_attr_ex xattr = {
+		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct ibv_srq *srq;
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+	int i, n = 0, err;
+
+	cqx = ibv_create_cq_ex(r->ctx, &xattr);
+	cq = ibv_create_cq(r->ctx, 16, NULL, NULL, 0);
+	init.send_cq = init.recv_cq = cq;
+	qp = cq ? ibv_create_qp(r->pd, &init) : NULL;
+	srq = ibv_create_srq(r->pd, &sinit);
+	if (!cqx || !qp || !srq || modify_state(qp, IBV_QPS_INIT) ||
+	    ibv_post_recv(qp, &wr, &bad)) {
+		fprintf(stderr, "gone: setup failed: %s\n", strerror(errno));
+		return 1;
+	}
+	if (write(1, GONE_READY, strlen(GONE_READY)) < 0)
+		return 1;
+
+	for (i = 0; i < 60000 && n >= 0; i++) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		usleep(1000);
+	}
+	err = errno;
+	CHECK(n < 0 && err == EIO, "gone: ibv_poll_cq fails with EIO",
+	      "returned %d (%s)", n, n < 0 ? strerror(err) : "after 60 s");
+	err = ibv_start_poll(cqx, &pattr);
+	CHECK(err == EIO, "gone: ibv_start_poll fails with EIO", "returned %d",
+	      err);
+	err = ibv_post_recv(qp, &wr, &bad);
+	CHECK(err == EIO && bad == &wr, "gone: ibv_post_recv fails with EIO",
+	      "returned %d", err);
+	err = ibv_post_send(qp, &swr, &sbad);
+	CHECK(err == EIO && sbad == &swr, "gone: ibv_post_send fails with EIO",
+	      "returned %d", err);
+	err = ibv_post_srq_recv(srq, &wr, &bad);
+	CHECK(err == EIO && bad == &wr,
+	      "gone: ibv_post_srq_recv fails with EIO", "returned %d", err);
+	/* The core destroyed them: the library takes EIO as done. */
+	CHECK(!ibv_destroy_qp(qp) && !ibv_destroy_srq(srq) &&
+	      !ibv_destroy_cq(cq) && !ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)),
+	      "gone: the objects are destroyed", "%s", strerror(errno));
+	return failures ? 1 : 0;
+}
+
 static int open_dev(const char *name, struct res *r)
 {
 	struct ibv_device **list;
@@ -635,8 +712,9 @@ int main(int argc, char **argv)
 	struct res r = {};
 	int ret;
 
-	if (argc != 3 || (strcmp(argv[2], "checks") && strcmp(argv[2], "nosys"))) {
-		fprintf(stderr, "usage: %s DEV checks|nosys\n", argv[0]);
+	if (argc != 3 || (strcmp(argv[2], "checks") &&
+			  strcmp(argv[2], "nosys") && strcmp(argv[2], "gone"))) {
+		fprintf(stderr, "usage: %s DEV checks|nosys|gone\n", argv[0]);
 		return 2;
 	}
 	if (open_dev(argv[1], &r)) {
@@ -647,6 +725,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(argv[2], "nosys")) {
 		ret = nosys(&r);
+	} else if (!strcmp(argv[2], "gone")) {
+		ret = gone(&r);
 	} else {
 		test_cq(&r);
 		test_qp(&r);

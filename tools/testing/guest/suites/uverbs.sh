@@ -24,20 +24,24 @@ t_ok "modprobe siw2" modprobe siw2
 mk_dummy d0 192.0.2.1/24
 t_ok "rdma link add siw2_0" rdma link add siw2_0 type siw2 netdev d0
 
-# One line per check of uverbs_test, each a check of this suite.
+# checks OUTPUT STATUS: one line per check of uverbs_test, each a check
+# of this suite.
+checks() {
+	local line rest
+	while IFS= read -r line; do
+		case $line in
+		"PASS "*) t_pass "${line#PASS }" ;;
+		"FAIL "*) t_fail "${line#FAIL }" ;;
+		"SKIP "*) rest=${line#SKIP }; t_skip "${rest%%: *}" "${rest#*: }" ;;
+		*) t_log "uverbs_test: $line" ;;
+		esac
+	done <<<"$1"
+	if [ "$2" -gt 1 ]; then
+		t_fail "uverbs_test ran" "exit $2"
+	fi
+}
 out=$("$bin" siw2_0 checks 2>&1)
-st=$?
-while IFS= read -r line; do
-	case $line in
-	"PASS "*) t_pass "${line#PASS }" ;;
-	"FAIL "*) t_fail "${line#FAIL }" ;;
-	"SKIP "*) rest=${line#SKIP }; t_skip "${rest%%: *}" "${rest#*: }" ;;
-	*) t_log "uverbs_test: $line" ;;
-	esac
-done <<<"$out"
-if [ "$st" -gt 1 ]; then
-	t_fail "uverbs_test ran" "exit $st"
-fi
+checks "$out" $?
 
 # Polling (also the extended CQ's start_poll), arming and posting receives
 # (QP in RTR, SRQ) enter no kernel:
@@ -59,7 +63,22 @@ else
 	t_skip "no system call on the fast path" "no strace"
 fi
 
-t_ok "rdma link delete siw2_0" rdma link delete siw2_0
+# The device removed under a process that polls on and never reads its
+# async events: its next poll and posts fail (siw2-abi.h, "Gone").
+gout=$(mktemp)
+timeout 90 "$bin" siw2_0 gone >"$gout" 2>&1 &
+gpid=$!
+if wait_for "$gout" 'SIW2-GONE-READY' 20; then
+	t_ok "rdma link delete siw2_0 under a polling process" \
+		timeout 30 rdma link delete siw2_0
+	wait "$gpid"
+	checks "$(grep -v SIW2-GONE-READY "$gout")" $?
+else
+	t_fail "uverbs_test gone is ready" "$(cat "$gout")"
+	t_ok "rdma link delete siw2_0" rdma link delete siw2_0
+	wait "$gpid"
+fi
+rm -f "$gout"
 # shellcheck disable=SC2016 # t_wait evaluates it
 if t_wait '[ "$(cat /sys/kernel/debug/siw2/objects)" = "$(siw2_objects_zero)" ]' 5; then
 	t_pass "no live siw2 objects"
