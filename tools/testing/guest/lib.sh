@@ -65,6 +65,21 @@ t_match() {
 	fi
 }
 
+# t_lines [NAME]: the lines of a test program on stdin ("PASS check",
+# "FAIL check: why", "SKIP check: why") as this suite's checks, each
+# named "NAME: check" when NAME is given; other lines are logged.
+t_lines() {
+	local p=${1:+$1: } line rest
+	while IFS= read -r line; do
+		case $line in
+		"PASS "*) t_pass "$p${line#PASS }" ;;
+		"FAIL "*) t_fail "$p${line#FAIL }" ;;
+		"SKIP "*) rest=${line#SKIP }; t_skip "$p${rest%%: *}" "${rest#*: }" ;;
+		*) t_log "$p$line" ;;
+		esac
+	done
+}
+
 # Wait up to $2 seconds (default 10) for CMD to succeed.
 t_wait() {
 	local tries=$(( ${2:-10} * 10 )) cmd=$1

@@ -553,6 +553,44 @@ static void test_mr(struct res *r)
 		ibv_dereg_mr(mr);
 }
 
+/* A CQ, an extended CQ, an RC QP on the CQ (in INIT) and an SRQ. */
+struct objs {
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_srq *srq;
+};
+
+static int make_objs(struct res *r, struct objs *o)
+{
+	struct ibv_qp_init_attr init = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_srq_init_attr sinit = { .attr = { .max_wr = 8,
+						     .max_sge = 1 } };
+	struct ibv_cq_init_attr_ex xattr = {
+		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+
+	o->cqx = ibv_create_cq_ex(r->ctx, &xattr);
+	o->cq = ibv_create_cq(r->ctx, 16, NULL, NULL, 0);
+	init.send_cq = init.recv_cq = o->cq;
+	o->qp = o->cq ? ibv_create_qp(r->pd, &init) : NULL;
+	o->srq = ibv_create_srq(r->pd, &sinit);
+	if (!o->cqx || !o->qp || !o->srq || modify_state(o->qp, IBV_QPS_INIT))
+		return -1;
+	return 0;
+}
+
+/* 0 when all four are destroyed. */
+static int destroy_objs(struct objs *o)
+{
+	return ibv_destroy_qp(o->qp) | ibv_destroy_srq(o->srq) |
+	       ibv_destroy_cq(o->cq) | ibv_destroy_cq(ibv_cq_ex_to_cq(o->cqx));
+}
+
 /*
  * Everything a data path does all the time: nothing here may enter the
  * kernel. The markers are write(2)s, so that strace shows the window.
@@ -561,32 +599,13 @@ static int nosys(struct res *r)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = 64,
 			       .lkey = r->mr->lkey };
-	struct ibv_qp_init_attr init = {
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_srq_init_attr sinit = { .attr = { .max_wr = 8,
-						     .max_sge = 1 } };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
-	struct ibv_cq_init_attr_ex xattr = {
-		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
-	};
 	struct ibv_poll_cq_attr pattr = {};
 	struct ibv_wc wc[4];
-	struct ibv_srq *srq;
-	struct ibv_cq_ex *cqx;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
+	struct objs o;
 	int i, bad_calls = 0;
 
-	cqx = ibv_create_cq_ex(r->ctx, &xattr);
-	cq = ibv_create_cq(r->ctx, 16, NULL, NULL, 0);
-	init.send_cq = init.recv_cq = cq;
-	qp = cq ? ibv_create_qp(r->pd, &init) : NULL;
-	srq = ibv_create_srq(r->pd, &sinit);
-	if (!cqx || !qp || !srq || modify_state(qp, IBV_QPS_INIT) ||
-	    modify_state(qp, IBV_QPS_RTR)) {
+	if (make_objs(r, &o) || modify_state(o.qp, IBV_QPS_RTR)) {
 		fprintf(stderr, "nosys: setup failed: %s\n", strerror(errno));
 		return 1;
 	}
@@ -594,20 +613,17 @@ static int nosys(struct res *r)
 	if (write(1, NOSYS_BEGIN, strlen(NOSYS_BEGIN)) < 0)
 		return 1;
 	for (i = 0; i < 4; i++) {
-		bad_calls += ibv_poll_cq(cq, 4, wc) != 0;
-		bad_calls += ibv_start_poll(cqx, &pattr) != ENOENT;
-		bad_calls += ibv_req_notify_cq(cq, i & 1) != 0;
+		bad_calls += ibv_poll_cq(o.cq, 4, wc) != 0;
+		bad_calls += ibv_start_poll(o.cqx, &pattr) != ENOENT;
+		bad_calls += ibv_req_notify_cq(o.cq, i & 1) != 0;
 		wr.wr_id = i;
-		bad_calls += ibv_post_recv(qp, &wr, &bad) != 0;
-		bad_calls += ibv_post_srq_recv(srq, &wr, &bad) != 0;
+		bad_calls += ibv_post_recv(o.qp, &wr, &bad) != 0;
+		bad_calls += ibv_post_srq_recv(o.srq, &wr, &bad) != 0;
 	}
 	if (write(1, NOSYS_END, strlen(NOSYS_END)) < 0)
 		return 1;
 
-	ibv_destroy_qp(qp);
-	ibv_destroy_srq(srq);
-	ibv_destroy_cq(cq);
-	ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	destroy_objs(&o);
 	if (bad_calls)
 		fprintf(stderr, "nosys: %d verbs failed\n", bad_calls);
 	return !!bad_calls;
@@ -623,34 +639,15 @@ static int gone(struct res *r)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = 64,
 			       .lkey = r->mr->lkey };
-	struct ibv_qp_init_attr init = {
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_srq_init_attr sinit = { .attr = { .max_wr = 8,
-						     .max_sge = 1 } };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1,
 				   .opcode = IBV_WR_SEND }, *sbad;
-	struct ibv_cq_init_attr_ex xattr = {
-		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
-	};
 	struct ibv_poll_cq_attr pattr = {};
-	struct ibv_srq *srq;
-	struct ibv_cq_ex *cqx;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
 	struct ibv_wc wc;
+	struct objs o;
 	int i, n = 0, err;
 
-	cqx = ibv_create_cq_ex(r->ctx, &xattr);
-	cq = ibv_create_cq(r->ctx, 16, NULL, NULL, 0);
-	init.send_cq = init.recv_cq = cq;
-	qp = cq ? ibv_create_qp(r->pd, &init) : NULL;
-	srq = ibv_create_srq(r->pd, &sinit);
-	if (!cqx || !qp || !srq || modify_state(qp, IBV_QPS_INIT) ||
-	    ibv_post_recv(qp, &wr, &bad)) {
+	if (make_objs(r, &o) || ibv_post_recv(o.qp, &wr, &bad)) {
 		fprintf(stderr, "gone: setup failed: %s\n", strerror(errno));
 		return 1;
 	}
@@ -658,28 +655,27 @@ static int gone(struct res *r)
 		return 1;
 
 	for (i = 0; i < 60000 && n >= 0; i++) {
-		n = ibv_poll_cq(cq, 1, &wc);
+		n = ibv_poll_cq(o.cq, 1, &wc);
 		usleep(1000);
 	}
 	err = errno;
 	CHECK(n < 0 && err == EIO, "gone: ibv_poll_cq fails with EIO",
 	      "returned %d (%s)", n, n < 0 ? strerror(err) : "after 60 s");
-	err = ibv_start_poll(cqx, &pattr);
+	err = ibv_start_poll(o.cqx, &pattr);
 	CHECK(err == EIO, "gone: ibv_start_poll fails with EIO", "returned %d",
 	      err);
-	err = ibv_post_recv(qp, &wr, &bad);
+	err = ibv_post_recv(o.qp, &wr, &bad);
 	CHECK(err == EIO && bad == &wr, "gone: ibv_post_recv fails with EIO",
 	      "returned %d", err);
-	err = ibv_post_send(qp, &swr, &sbad);
+	err = ibv_post_send(o.qp, &swr, &sbad);
 	CHECK(err == EIO && sbad == &swr, "gone: ibv_post_send fails with EIO",
 	      "returned %d", err);
-	err = ibv_post_srq_recv(srq, &wr, &bad);
+	err = ibv_post_srq_recv(o.srq, &wr, &bad);
 	CHECK(err == EIO && bad == &wr,
 	      "gone: ibv_post_srq_recv fails with EIO", "returned %d", err);
 	/* The core destroyed them: the library takes EIO as done. */
-	CHECK(!ibv_destroy_qp(qp) && !ibv_destroy_srq(srq) &&
-	      !ibv_destroy_cq(cq) && !ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)),
-	      "gone: the objects are destroyed", "%s", strerror(errno));
+	CHECK(!destroy_objs(&o), "gone: the objects are destroyed", "%s",
+	      strerror(errno));
 	return failures ? 1 : 0;
 }
 

@@ -43,19 +43,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Reads limits_test's lines as this suite's checks.
-report() {
-	local line rest
-	while IFS= read -r line; do
-		case $line in
-		"PASS "*) t_pass "$1: ${line#PASS }" ;;
-		"FAIL "*) t_fail "$1: ${line#FAIL }" ;;
-		"SKIP "*) rest=${line#SKIP }; t_skip "${rest%%: *}" "${rest#*: }" ;;
-		*) t_log "$1: $line" ;;
-		esac
-	done
-}
-
 t_ok "modprobe siw2" modprobe siw2
 mk_dummy d0 192.0.2.1/24
 t_ok "rdma link add siw2_0" rdma link add siw2_0 type siw2 netdev d0
@@ -73,16 +60,16 @@ t_ok "an unprivileged user can open siw2_0's uverbs node" \
 
 # --- sizes against the advertised limits
 as_user "$bin" siw2_0 caps >"$tmp/caps" 2>&1
-report caps <"$tmp/caps"
+t_lines caps <"$tmp/caps"
 
 # --- pinned memory: RLIMIT_MEMLOCK of 8 MiB
 as_user prlimit --memlock=8388608:8388608 "$bin" siw2_0 memlock 8388608 \
 	>"$tmp/memlock" 2>&1
-report memlock <"$tmp/memlock"
+t_lines memlock <"$tmp/memlock"
 
 # --- mmap isolation between contexts and processes
 as_user "$bin" siw2_0 mmap >"$tmp/mmap" 2>&1
-report mmap <"$tmp/mmap"
+t_lines mmap <"$tmp/mmap"
 
 # --- ring memory is charged to the creator's memory cgroup
 mkdir -p "$cgroot"
@@ -164,7 +151,7 @@ if gcc -O2 -Wall -o "$tmp/peer_target" "$here/peer_target.c" \
 	t_log "foreign STag: peer: $(grep -E '^(write|term|closed|reset)' "$tmp/fp" | tr '\n' ';')"
 	t_match "foreign STag: siw2 answers with a protection Terminate" \
 		'^term layer=(ddp|rdmap) etype=1 ' "$(cat "$tmp/fp")"
-	report foreign <"$tmp/hold"
+	t_lines foreign <"$tmp/hold"
 	t_match "foreign STag: the target's own region is untouched too" \
 		'^REGION intact' "$(cat "$tmp/pt")"
 	in1 rdma link delete siw2_l

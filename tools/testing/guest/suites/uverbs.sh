@@ -27,15 +27,7 @@ t_ok "rdma link add siw2_0" rdma link add siw2_0 type siw2 netdev d0
 # checks OUTPUT STATUS: one line per check of uverbs_test, each a check
 # of this suite.
 checks() {
-	local line rest
-	while IFS= read -r line; do
-		case $line in
-		"PASS "*) t_pass "${line#PASS }" ;;
-		"FAIL "*) t_fail "${line#FAIL }" ;;
-		"SKIP "*) rest=${line#SKIP }; t_skip "${rest%%: *}" "${rest#*: }" ;;
-		*) t_log "uverbs_test: $line" ;;
-		esac
-	done <<<"$1"
+	t_lines <<<"$1"
 	if [ "$2" -gt 1 ]; then
 		t_fail "uverbs_test ran" "exit $2"
 	fi

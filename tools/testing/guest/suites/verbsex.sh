@@ -101,7 +101,7 @@ t_wait "in2 ping -c 1 -W 1 $A4" 10
 # runpair NAME MODE: verbsex_test server in vx1, client in vx2; each of
 # their PASS/FAIL lines is a check of this suite.
 runpair() {
-	local name=$1 mode=$2 st line
+	local name=$1 mode=$2 st
 	ip netns exec vx1 timeout 120 "$vxt" server $A4 $port -m "$mode" \
 		>"$tmp/$name.s" 2>&1 &
 	if ! wait_for "$tmp/$name.s" 'LISTENING|ERROR' 20 ||
@@ -115,13 +115,7 @@ runpair() {
 	reap 30
 	port=$((port + 1))
 	for side in s c; do
-		while IFS= read -r line; do
-			case $line in
-			"PASS "*) t_pass "$name: ${line#PASS }" ;;
-			"FAIL "*) t_fail "$name: ${line#FAIL }" ;;
-			*) t_log "$name: $line" ;;
-			esac
-		done <"$tmp/$name.$side"
+		t_lines "$name" <"$tmp/$name.$side"
 	done
 	grep -q '^client DONE' "$tmp/$name.c" ||
 		t_fail "$name: the client ran to its end (exit $st)" \
