@@ -323,6 +323,19 @@ static int test_cq(struct ibv_context *ctx)
 	if (ibv_resize_cq(cq, 2) || ibv_poll_cq(cq, 4, wc) != 0)
 		FAIL("shrink an empty CQ");
 
+	/* Gone (siw2-abi.h): what was produced first is still delivered. */
+	ctl = fk.cq_ring(cq->handle);
+	cqe = (struct siw2_cqe){ .wr_id = 200, .opcode = SIW2_WC_SEND };
+	fk.cq_push(cq->handle, &cqe);
+	ctl->flags |= SIW2_RING_GONE;
+	n = ibv_poll_cq(cq, 4, wc);
+	if (n != 1 || wc[0].wr_id != 200)
+		FAIL("gone CQ: the last CQE: got %d", n);
+	errno = 0;
+	if (ibv_poll_cq(cq, 4, wc) != -1 || errno != EIO)
+		FAIL("gone CQ: an empty poll does not fail with EIO");
+	ctl->flags = 0;
+
 	if (ibv_destroy_cq(cq))
 		FAIL("ibv_destroy_cq");
 	return 0;
@@ -561,6 +574,20 @@ static int test_qp(struct ibv_context *ctx, struct ibv_pd *pd)
 	ids[1] = 51;
 	if (expect_wcs(cq, 2, ids, IBV_WC_WR_FLUSH_ERR, "posted in ERR"))
 		return 1;
+
+	/* Gone (siw2-abi.h): posts fail and publish nothing. */
+	sq->flags |= SIW2_RING_GONE;
+	rq->flags |= SIW2_RING_GONE;
+	i = (int)sq->prod;
+	if (ibv_post_send(qp, swr, &bad) != EIO || bad != swr ||
+	    sq->prod != (uint32_t)i)
+		FAIL("post_send to a gone QP");
+	i = (int)rq->prod;
+	if (ibv_post_recv(qp, rwr, &rbad) != EIO || rbad != rwr ||
+	    rq->prod != (uint32_t)i)
+		FAIL("post_recv to a gone QP");
+	sq->flags = SIW2_SQ_NEED_WAKEUP;
+	rq->flags = 0;
 
 	if (ibv_destroy_cq(cq) != EBUSY)
 		FAIL("CQ destroyed under a QP");

@@ -64,7 +64,8 @@ if wait_for "$gout" 'SIW2-GONE-READY' 20; then
 	t_ok "rdma link delete siw2_0 under a polling process" \
 		timeout 30 rdma link delete siw2_0
 	wait "$gpid"
-	checks "$(grep -v SIW2-GONE-READY "$gout")" $?
+	st=$?
+	checks "$(grep -v SIW2-GONE-READY "$gout")" "$st"
 else
 	t_fail "uverbs_test gone is ready" "$(cat "$gout")"
 	t_ok "rdma link delete siw2_0" rdma link delete siw2_0
