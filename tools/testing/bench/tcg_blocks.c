@@ -174,7 +174,23 @@ static unsigned int jc_hash(uint64_t pc)
 static uint64_t jump_cache[MAX_VCPUS][1u << JC_BITS];
 static const struct block *last_block[MAX_VCPUS];
 
-static void bump(struct count *table, uint64_t key);
+/*
+ * Under @lock. A full table drops the count: TABLE_SIZE is far above
+ * what one window touches.
+ */
+static void bump(struct count *table, uint64_t key)
+{
+	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - TABLE_BITS));
+	uint32_t tries;
+
+	for (tries = 0; tries < TABLE_SIZE; tries++, i = (i + 1) % TABLE_SIZE) {
+		if (table[i].key == key || !table[i].key) {
+			table[i].key = key;
+			table[i].n++;
+			return;
+		}
+	}
+}
 
 /* Under @lock: @b runs on @vcpu; was it looked up, and did that miss? */
 static void enter(struct window *w, unsigned int vcpu, const struct block *b)
@@ -194,6 +210,7 @@ static void enter(struct window *w, unsigned int vcpu, const struct block *b)
 		bump(w->misses, b->start);
 	}
 }
+
 static unsigned int tlb_bits = 8;
 
 /* Under @lock: does an access to @page miss? */
@@ -254,22 +271,6 @@ static void mark(struct window *w, unsigned int vcpu, uint64_t key)
 	e->mark = (uint8_t)i;
 	e->vcpu = (uint8_t)vcpu;
 	memcpy(e->seen, seen, sizeof(seen));
-}
-
-/* Under @lock. A full table drops the count: TABLE_SIZE is far above
- * what one window touches. */
-static void bump(struct count *table, uint64_t key)
-{
-	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - TABLE_BITS));
-	uint32_t tries;
-
-	for (tries = 0; tries < TABLE_SIZE; tries++, i = (i + 1) % TABLE_SIZE) {
-		if (table[i].key == key || !table[i].key) {
-			table[i].key = key;
-			table[i].n++;
-			return;
-		}
-	}
 }
 
 /*
