@@ -127,6 +127,12 @@ static bool may_name(const struct siw2_qp *qp)
  * destroy's erase takes before it drops the creator's reference, and
  * iw_add_ref() keeps it. siw2's CM (cm.c) looks the QP up again in
  * iw_connect and iw_accept and keeps that reference for its CEP.
+ *
+ * A QP takes one connection: its stream, which lock-free readers may
+ * hold, stays until destroy_qp, and the attach of a second one would
+ * fail. So a QP that had a stream is not named again, even after RESET:
+ * rdma_connect() and rdma_accept() fail with EINVAL before anything goes
+ * on the wire, instead of the peer seeing a connection that is reset.
  */
 struct ib_qp *siw2_qp_iw_get(struct ib_device *ibdev, int qpn)
 {
@@ -138,7 +144,7 @@ struct ib_qp *siw2_qp_iw_get(struct ib_device *ibdev, int qpn)
 		return NULL;
 	xa_lock_irqsave(&sdev->qps, flags);
 	qp = xa_load(&sdev->qps, qpn);
-	if (qp && may_name(qp))
+	if (qp && may_name(qp) && !READ_ONCE(qp->stream))
 		siw2_qp_get(qp);
 	else
 		qp = NULL;

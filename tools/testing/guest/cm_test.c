@@ -23,6 +23,12 @@
  *   -w MS      client: stay connected MS milliseconds (or until the peer
  *              disconnects), then disconnect (QP to ERR, rdma_disconnect);
  *              default 0
+ *   -r         client: reuse the QP. Once connected, send one message and
+ *              print "client SEND status=N" (or "client SEND TIMEOUT"
+ *              after 10 s); then take the QP from RTS to RESET and INIT,
+ *              connect it again with a new CM id and, if that succeeds,
+ *              send once more. The server posts receives on every QP it
+ *              accepts.
  *   -T SEC     timeout for each wait (default 30)
  *
  * The QPs are created with ibv_create_qp, not rdma_create_qp, so librdmacm
@@ -44,6 +50,8 @@ struct conn {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	char buf[64];
 };
 
 static void print_event(const char *who, struct rdma_cm_event *ev)
@@ -116,11 +124,71 @@ static int make_qp(struct conn *c)
 	attr.send_cq = c->cq;
 	attr.recv_cq = c->cq;
 	c->qp = ibv_create_qp(c->pd, &attr);
-	return c->qp ? 0 : -1;
+	if (!c->qp)
+		return -1;
+	c->mr = ibv_reg_mr(c->pd, c->buf, sizeof(c->buf),
+			   IBV_ACCESS_LOCAL_WRITE);
+	return c->mr ? 0 : -1;
+}
+
+/* Receives for the messages of a -r client. */
+static int post_recvs(struct conn *c)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)c->buf,
+			       .length = sizeof(c->buf), .lkey = c->mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (ibv_post_recv(c->qp, &wr, &bad))
+			return -1;
+	return 0;
+}
+
+/* One signaled Send of 8 bytes and its completion, printed. */
+static void send_one(struct conn *c)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)c->buf, .length = 8,
+			       .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	int i, n = 0;
+
+	if (ibv_post_send(c->qp, &wr, &bad)) {
+		printf("client SEND post failed: %s\n", strerror(errno));
+		return;
+	}
+	for (i = 0; i < 10000 && !n; i++) {
+		n = ibv_poll_cq(c->cq, 1, &wc);
+		if (!n)
+			poll(NULL, 0, 1);
+	}
+	if (n == 1)
+		printf("client SEND status=%d\n", wc.status);
+	else
+		printf("client SEND TIMEOUT\n");
+}
+
+/* -r: from RTS through RESET back to INIT, ready for a new connection. */
+static int reset_qp(struct conn *c)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+
+	if (ibv_modify_qp(c->qp, &attr, IBV_QP_STATE))
+		return -1;
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+	return ibv_modify_qp(c->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
 static void free_conn(struct conn *c)
 {
+	if (c->mr)
+		ibv_dereg_mr(c->mr);
 	if (c->qp)
 		ibv_destroy_qp(c->qp);
 	if (c->cq)
@@ -163,8 +231,59 @@ static int get_addr(const char *host, const char *port, struct sockaddr *sa)
 	return 0;
 }
 
+/* An event of @want on @ch, printed: 0; 1 for another, -1 for none. */
+static int expect_event(struct rdma_event_channel *ch, const char *who,
+			int want)
+{
+	struct rdma_cm_event *ev = next_event(ch);
+	int type;
+
+	if (!ev)
+		return -1;
+	print_event(who, ev);
+	type = ev->event;
+	rdma_ack_cm_event(ev);
+	return type == want ? 0 : 1;
+}
+
+/*
+ * A new CM id on @ch connected to @dst with @c's QP, created here unless
+ * it exists. Return: 0 once connected, 1 if the CM refused or ended it,
+ * -1 on a local error.
+ */
+static int client_connect(struct rdma_event_channel *ch, struct conn *c,
+			  struct sockaddr *dst, struct rdma_conn_param *param)
+{
+	if (rdma_create_id(ch, &c->id, NULL, RDMA_PS_TCP)) {
+		printf("ERROR create id: %s\n", strerror(errno));
+		return -1;
+	}
+	if (rdma_resolve_addr(c->id, NULL, dst, 5000)) {
+		printf("ERROR rdma_resolve_addr: %s\n", strerror(errno));
+		return -1;
+	}
+	if (expect_event(ch, "client", RDMA_CM_EVENT_ADDR_RESOLVED))
+		return -1;
+	if (rdma_resolve_route(c->id, 5000)) {
+		printf("ERROR rdma_resolve_route: %s\n", strerror(errno));
+		return -1;
+	}
+	if (expect_event(ch, "client", RDMA_CM_EVENT_ROUTE_RESOLVED))
+		return -1;
+	if (!c->qp && make_qp(c)) {
+		printf("ERROR create qp: %s\n", strerror(errno));
+		return -1;
+	}
+	param->qp_num = c->qp->qp_num;
+	if (rdma_connect(c->id, param)) {
+		printf("ERROR rdma_connect: %s\n", strerror(errno));
+		return -1;
+	}
+	return expect_event(ch, "client", RDMA_CM_EVENT_ESTABLISHED);
+}
+
 static int run_client(const char *host, const char *port, const char *pdata,
-		      int ird, int ord, int wait_ms)
+		      int ird, int ord, int wait_ms, int reuse)
 {
 	struct rdma_conn_param param = {
 		.responder_resources = ird,
@@ -176,57 +295,37 @@ static int run_client(const char *host, const char *port, const char *pdata,
 	struct rdma_event_channel *ch;
 	struct rdma_cm_event *ev;
 	struct conn c = {};
-	int ret = 1, type;
+	int ret = 1;
 
 	if (get_addr(host, port, (struct sockaddr *)&dst))
 		return 1;
 	ch = rdma_create_event_channel();
-	if (!ch || rdma_create_id(ch, &c.id, NULL, RDMA_PS_TCP)) {
-		printf("ERROR create id: %s\n", strerror(errno));
+	if (!ch) {
+		printf("ERROR create event channel: %s\n", strerror(errno));
 		return 1;
 	}
-	if (rdma_resolve_addr(c.id, NULL, (struct sockaddr *)&dst, 5000)) {
-		printf("ERROR rdma_resolve_addr: %s\n", strerror(errno));
+	ret = client_connect(ch, &c, (struct sockaddr *)&dst, &param);
+	if (ret) {
+		/* Refused or ended by the CM: what the suite checks. */
+		ret = ret < 0;
 		goto out;
 	}
-	ev = next_event(ch);
-	if (!ev)
-		goto out;
-	print_event("client", ev);
-	type = ev->event;
-	rdma_ack_cm_event(ev);
-	if (type != RDMA_CM_EVENT_ADDR_RESOLVED)
-		goto out;
-	if (rdma_resolve_route(c.id, 5000)) {
-		printf("ERROR rdma_resolve_route: %s\n", strerror(errno));
-		goto out;
+	if (reuse) {
+		send_one(&c);
+		if (reset_qp(&c)) {
+			printf("ERROR QP through RESET to INIT: %s\n",
+			       strerror(errno));
+			goto out;
+		}
+		rdma_destroy_id(c.id);
+		c.id = NULL;
+		ret = client_connect(ch, &c, (struct sockaddr *)&dst, &param);
+		if (ret) {
+			ret = 1;
+			goto out;
+		}
+		send_one(&c);
 	}
-	ev = next_event(ch);
-	if (!ev)
-		goto out;
-	print_event("client", ev);
-	type = ev->event;
-	rdma_ack_cm_event(ev);
-	if (type != RDMA_CM_EVENT_ROUTE_RESOLVED)
-		goto out;
-	if (make_qp(&c)) {
-		printf("ERROR create qp: %s\n", strerror(errno));
-		goto out;
-	}
-	param.qp_num = c.qp->qp_num;
-	if (rdma_connect(c.id, &param)) {
-		printf("ERROR rdma_connect: %s\n", strerror(errno));
-		goto out;
-	}
-	ev = next_event(ch);
-	if (!ev)
-		goto out;
-	print_event("client", ev);
-	type = ev->event;
-	rdma_ack_cm_event(ev);
-	ret = 0;
-	if (type != RDMA_CM_EVENT_ESTABLISHED)
-		goto out;
 	/* Connected for wait_ms, unless the peer ends it first. */
 	if (wait_event(ch, wait_ms)) {
 		ev = next_event(ch);
@@ -300,6 +399,9 @@ static int run_server(const char *host, const char *port, int count,
 			continue;
 		}
 		handled++;
+		/* A reusing client's first connection may not be over yet. */
+		if (c.id)
+			free_conn(&c);
 		if (ev->param.conn.private_data_len &&
 		    ev->param.conn.private_data_len < sizeof(pd))
 			memcpy(pd, ev->param.conn.private_data,
@@ -313,7 +415,7 @@ static int run_server(const char *host, const char *port, int count,
 				       strerror(errno));
 			free_conn(&c);
 		} else if (!strncmp(pd, "accept:", 7)) {
-			if (make_qp(&c)) {
+			if (make_qp(&c) || post_recvs(&c)) {
 				printf("ERROR create qp: %s\n",
 				       strerror(errno));
 				goto out;
@@ -362,7 +464,7 @@ int main(int argc, char **argv)
 {
 	const char *pdata = NULL;
 	int ird = 8, ord = 8, wait_ms = 0, count = 1, v6only = 0;
-	int teardown = 0, i;
+	int teardown = 0, reuse = 0, i;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: cm_test server|client ADDR PORT [options]\n");
@@ -387,6 +489,8 @@ int main(int argc, char **argv)
 			v6only = 1;
 		else if (!strcmp(argv[i], "-t"))
 			teardown = 1;
+		else if (!strcmp(argv[i], "-r"))
+			reuse = 1;
 		else {
 			fprintf(stderr, "cm_test: unknown option %s\n", argv[i]);
 			return 2;
@@ -394,7 +498,8 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(argv[1], "client"))
-		return run_client(argv[2], argv[3], pdata, ird, ord, wait_ms);
+		return run_client(argv[2], argv[3], pdata, ird, ord, wait_ms,
+				  reuse);
 	if (!strcmp(argv[1], "server"))
 		return run_server(argv[2], argv[3], count, v6only, teardown);
 	fprintf(stderr, "cm_test: server or client\n");

@@ -101,6 +101,21 @@ t_match "reject: the client gets REJECTED (-ECONNREFUSED) with Private Data" \
 	'client EVENT RDMA_CM_EVENT_REJECTED status=-111 pdata_len=9 pdata=no-thanks' \
 	"$(cat "$tmp/c2")"
 
+# --- a QP takes one connection: after a message on its first, taken from
+# RTS through RESET to INIT, it is refused by the next rdma_connect before
+# anything reaches the peer
+ip netns exec cm1 timeout 60 "$cmt" server $A4 7479 >"$tmp/s_once" 2>&1 &
+wait_for "$tmp/s_once" LISTENING
+in2 timeout 60 "$cmt" client $A4 7479 -d accept:once -r >"$tmp/c_once" 2>&1
+reap 20
+conce=$(cat "$tmp/c_once")
+t_match "one connection per QP: a message on the first" \
+	'client SEND status=0' "$conce"
+t_match "one connection per QP: a second rdma_connect fails with EINVAL" \
+	'ERROR rdma_connect: Invalid argument' "$conce"
+t_eq "one connection per QP: the server saw one request" 1 \
+	"$(grep -c CONNECT_REQUEST "$tmp/s_once")"
+
 # --- a port nobody listens on
 in2 timeout 60 "$cmt" client $A4 7999 -d nobody >"$tmp/c3" 2>&1
 t_match "no listener: REJECTED with -ECONNREFUSED" \
