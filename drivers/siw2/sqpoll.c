@@ -88,8 +88,16 @@ static enum poll_action look(struct siw2_qp *qp, u64 now)
 	u32 prod = READ_ONCE(qp->sq.ctl->prod);
 	u64 window = (u64)READ_ONCE(qp->sdev->sq_poll_us) * NSEC_PER_USEC;
 
-	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+	if (READ_ONCE(qp->state) != IB_QPS_RTS) {
+		/*
+		 * Posts ring again: in ERR to be flushed, after a RESET for the
+		 * QP's next connection.
+		 */
+		siw2_queue_set_flags(&qp->sq, SIW2_SQ_NEED_WAKEUP);
+		/* The bit before the run's look at prod, as below. */
+		smp_mb();
 		return POLL_RUN_DROP;
+	}
 	if (qp->poll_kick || prod != qp->poll_prod) {
 		qp->poll_kick = false;
 		qp->poll_prod = prod;
@@ -195,7 +203,7 @@ void siw2_sqpoll_watch(struct siw2_qp *qp)
 		return;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state != IB_QPS_RTS || !READ_ONCE(qp->stream)) {
+	if (qp->state != IB_QPS_RTS || !rcu_access_pointer(qp->stream)) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return;
 	}
