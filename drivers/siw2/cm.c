@@ -536,12 +536,21 @@ static void send_terminate(struct siw2_cep *cep)
 
 /* ---- handing the stream to the QP ---- */
 
-/* On iWARP the provider moves the QP to RTS once the stream is up. */
+/*
+ * On iWARP the provider moves the QP to RTS once the stream is up. A QP
+ * in RESET (one that had a connection, say) passes INIT with the
+ * attributes it has.
+ */
 static int qp_to_rts(struct siw2_qp *qp)
 {
 	int ret;
 
 	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_RESET:
+		ret = siw2_qp_set_state(qp, IB_QPS_INIT);
+		if (ret)
+			return ret;
+		fallthrough;
 	case IB_QPS_INIT:
 		ret = siw2_qp_set_state(qp, IB_QPS_RTR);
 		if (ret)

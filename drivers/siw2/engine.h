@@ -19,10 +19,14 @@
  *   it publishes @fetched, and it may look at @irq_tail unlocked to find
  *   the IRQ empty (a Request added later kicks it again).
  *
- * Lifetime: the stream is allocated by siw2_qp_llp_attach() and freed by
- * destroy_qp (siw2_stream_free()) after every user is gone. While the
- * socket is in use the stream holds a reference on the QP, dropped by the
- * close work after siw2_cm_llp_closed(); destroy_qp waits for it.
+ * Lifetime: the stream is allocated by siw2_qp_llp_attach() and stays
+ * the QP's after it closed, until destroy_qp frees it (siw2_stream_free())
+ * or the QP, reset, takes a new connection. Readers that find it through
+ * the QP without its lock (a doorbell's send engine, a poller, restrack,
+ * a shutdown) do so inside siw2_stream_srcu, so a stream replaced by the
+ * next one is freed after a grace period. While the socket is in use the
+ * stream holds a reference on the QP, dropped by the close work after
+ * siw2_cm_llp_closed(); destroy_qp waits for it.
  */
 #ifndef SIW2_ENGINE_H
 #define SIW2_ENGINE_H
@@ -208,6 +212,8 @@ struct siw2_stream {
 	struct work_struct tx_work;
 	int tx_cpu;		/* where tx_work runs; see tx.c */
 	struct work_struct close_work;
+	struct work_struct free_work;	/* once the next stream replaced it */
+	struct rcu_head rcu;
 	struct siw2_stream_tx tx;
 	struct siw2_stream_rx rx;
 };

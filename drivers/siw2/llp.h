@@ -57,8 +57,11 @@ struct siw2_mpa_conn;
  *	first FPDUs); the QP processes them before reading the socket
  * @rx_prefix_len: their number
  *
- * Return: 0, or a negative errno (-ECONNABORTED: the QP left RTS, or has
- * a stream already); on failure the socket is untouched.
+ * A QP that had a connection takes this one once the old stream's close
+ * work has run (the call waits for it); the old stream is freed later.
+ *
+ * Return: 0, or a negative errno (-ECONNABORTED: the QP left RTS, or its
+ * stream is still open); on failure the socket is untouched.
  */
 int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,

@@ -119,6 +119,12 @@ static bool may_name(const struct siw2_qp *qp)
 	       uid_eq(current_euid(), GLOBAL_ROOT_UID);
 }
 
+static bool connectable(enum ib_qp_state state)
+{
+	return state == IB_QPS_RESET || state == IB_QPS_INIT ||
+	       state == IB_QPS_RTR;
+}
+
 /*
  * ib_device_ops.iw_get_qp. The iWARP CM calls it, then iw_add_ref() right
  * after (under one spinlock, interrupts off; the two come as a pair and
@@ -128,9 +134,8 @@ static bool may_name(const struct siw2_qp *qp)
  * iw_add_ref() keeps it. siw2's CM (cm.c) looks the QP up again in
  * iw_connect and iw_accept and keeps that reference for its CEP.
  *
- * A QP takes one connection: its stream, which lock-free readers may
- * hold, stays until destroy_qp, and the attach of a second one would
- * fail. So a QP that had a stream is not named again, even after RESET:
+ * Only a QP that can take a connection is named: in RESET, INIT or RTR
+ * (a connected QP is in RTS or beyond until reset). Others make
  * rdma_connect() and rdma_accept() fail with EINVAL before anything goes
  * on the wire, instead of the peer seeing a connection that is reset.
  */
@@ -144,7 +149,7 @@ struct ib_qp *siw2_qp_iw_get(struct ib_device *ibdev, int qpn)
 		return NULL;
 	xa_lock_irqsave(&sdev->qps, flags);
 	qp = xa_load(&sdev->qps, qpn);
-	if (qp && may_name(qp) && !READ_ONCE(qp->stream))
+	if (qp && may_name(qp) && connectable(READ_ONCE(qp->state)))
 		siw2_qp_get(qp);
 	else
 		qp = NULL;
@@ -958,10 +963,11 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	/*
 	 * Every holder lets go in bounded time: the stream once its close
 	 * work ran, the iWARP CM on the CLOSE that work reports, a poller at
-	 * once. One that does not is a bug, named here once.
+	 * once. One that does not is a bug, named here once. The QP is in
+	 * ERR: no attach replaces its stream any more.
 	 */
+	s = rcu_dereference_protected(qp->stream, true);
 	if (!wait_for_completion_timeout(&qp->released, 30 * HZ)) {
-		s = READ_ONCE(qp->stream);
 		ibdev_warn(&sdev->ibdev,
 			   "qp %u: destroy still waits for %u references (stream flags %#lx, polled %d)\n",
 			   qp->base.qp_num, kref_read(&qp->ref),
@@ -969,7 +975,7 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 			   !list_empty_careful(&qp->poll_node));
 		wait_for_completion(&qp->released);
 	}
-	siw2_stream_free(qp->stream);
+	siw2_stream_free(s);
 
 	if (!qp->srq)
 		siw2_queue_uninit(&qp->rq);
@@ -979,19 +985,14 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * The stream to run the send engine of, if the QP has one. A QP in ERR
- * flushes both queues instead.
- */
-static struct siw2_stream *tx_stream(struct siw2_qp *qp)
+/* A QP in ERR has no send engine to run: it flushes both queues instead. */
+static bool tx_flushed(struct siw2_qp *qp)
 {
-	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
-		if (flush_queues(qp))
-			report_broken(qp);
-		return NULL;
-	}
-	/* Pairs with the release in siw2_qp_llp_attach(). */
-	return smp_load_acquire(&qp->stream);
+	if (READ_ONCE(qp->state) != IB_QPS_ERR)
+		return false;
+	if (flush_queues(qp))
+		report_broken(qp);
+	return true;
 }
 
 /**
@@ -1010,14 +1011,18 @@ static struct siw2_stream *tx_stream(struct siw2_qp *qp)
  */
 void siw2_qp_kick_tx(struct siw2_qp *qp)
 {
-	struct siw2_stream *s = tx_stream(qp);
+	struct siw2_stream *s;
+	int idx;
 
-	if (!s)
+	if (tx_flushed(qp))
 		return;
-	if (qp->user)
+	idx = srcu_read_lock(&siw2_stream_srcu);
+	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
+	if (s && qp->user)
 		siw2_tx_kick(s);
-	else
+	else if (s)
 		siw2_tx_kick_async(s);
+	srcu_read_unlock(&siw2_stream_srcu, idx);
 }
 
 /**
@@ -1031,10 +1036,16 @@ void siw2_qp_kick_tx(struct siw2_qp *qp)
  */
 void siw2_qp_start_tx(struct siw2_qp *qp)
 {
-	struct siw2_stream *s = tx_stream(qp);
+	struct siw2_stream *s;
+	int idx;
 
+	if (tx_flushed(qp))
+		return;
+	idx = srcu_read_lock(&siw2_stream_srcu);
+	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
 	if (s)
 		siw2_tx_resume(s);
+	srcu_read_unlock(&siw2_stream_srcu, idx);
 }
 
 int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

@@ -86,6 +86,7 @@ static int qp_attrs(struct sk_buff *msg, struct siw2_qp *qp)
 	struct siw2_stream *s;
 	unsigned long irqf;
 	u32 sq_fetch;
+	int idx, ret;
 
 	spin_lock_irqsave(&qp->sq_lock, irqf);
 	ring_report(&qp->sq, &sq);
@@ -113,9 +114,11 @@ static int qp_attrs(struct sk_buff *msg, struct siw2_qp *qp)
 		if (put_attrs(msg, a, ARRAY_SIZE(a)))
 			return -EMSGSIZE;
 	}
-	/* Pairs with the release in siw2_qp_llp_attach(). */
-	s = smp_load_acquire(&qp->stream);
-	return s ? stream_attrs(msg, s) : 0;
+	idx = srcu_read_lock(&siw2_stream_srcu);
+	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
+	ret = s ? stream_attrs(msg, s) : 0;
+	srcu_read_unlock(&siw2_stream_srcu, idx);
+	return ret;
 }
 
 static int cq_attrs(struct sk_buff *msg, struct siw2_cq *cq)

@@ -12,6 +12,7 @@
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
+#include <linux/srcu.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/siw2-abi.h>
@@ -334,8 +335,10 @@ struct siw2_qp_attrs {
  * @owner: the effective user that created the QP (see may_name() in qp.c)
  * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring (since
  *	the last RESET, which mends the rings)
- * @stream: the connection's data path (engine.h), set once by
- *	siw2_qp_llp_attach() and freed by destroy_qp
+ * @stream: the data path of the QP's connection (engine.h), or of the
+ *	last one it had: published under @lock by siw2_qp_llp_attach(),
+ *	read without it inside siw2_stream_srcu, freed by destroy_qp or,
+ *	once replaced by the next connection's, after a grace period
  * @flush_held: the stream's engines may still hold work requests (an RQE
  *	being filled, a Read's sink): the flush of ERR waits for the stream's
  *	close work, so that it completes them first and nothing is placed
@@ -371,7 +374,7 @@ struct siw2_qp {
 	bool user;
 	kuid_t owner;
 	bool fatal_sent;
-	struct siw2_stream *stream;
+	struct siw2_stream __rcu *stream;
 	bool flush_held;
 	bool discard_held;
 	bool last_wqe;
@@ -724,6 +727,7 @@ extern unsigned int siw2_sq_poll_us_default;
 
 /* stream.c: the data path of connected QPs (engine.h, llp.h) */
 struct siw2_stream;
+extern struct srcu_struct siw2_stream_srcu;
 int siw2_stream_init(void);
 void siw2_stream_uninit(void);
 void siw2_stream_free(struct siw2_stream *s);

@@ -19,6 +19,11 @@
  * the close work: the engines may still hold work requests, which must
  * complete before those behind them, and no buffer may be written once
  * its consumer has it back (the drain of ib_drain_qp() relies on both).
+ *
+ * Connecting again. A QP reset after its connection ended may be given
+ * the next one: the attach waits for the old stream's close work, puts
+ * the new stream in its place and frees the old after a grace period of
+ * siw2_stream_srcu (engine.h).
  */
 #include <linux/log2.h>
 #include <linux/net.h>
@@ -33,6 +38,7 @@
 #include "llp.h"
 
 struct workqueue_struct *siw2_tx_wq;
+struct srcu_struct siw2_stream_srcu;
 
 /* How long a graceful end may wait for socket space. */
 #define CLOSE_SEND_TIMEOUT (2 * HZ)
@@ -77,18 +83,74 @@ static void stream_free(struct siw2_stream *s)
 	kfree(s);
 }
 
+static void stream_free_work(struct work_struct *work)
+{
+	siw2_stream_free(container_of(work, struct siw2_stream, free_work));
+}
+
+static void stream_unused(struct rcu_head *head)
+{
+	struct siw2_stream *s = container_of(head, struct siw2_stream, rcu);
+
+	/* The free waits for the send work, in process context. */
+	queue_work(siw2_tx_wq, &s->free_work);
+}
+
+/* A stream the QP's next connection replaced: freed once no reader has it. */
+static void stream_retire(struct siw2_stream *s)
+{
+	INIT_WORK(&s->free_work, stream_free_work);
+	call_srcu(&siw2_stream_srcu, &s->rcu, stream_unused);
+}
+
+/*
+ * The stream of the QP's last connection, in @old, if its close work has
+ * run. Until then that work may still move the QP to ERR and clear
+ * flush_held, which the next attach sets. A stream that is not closing
+ * (the QP is connected) is refused.
+ */
+static int last_stream_ended(struct siw2_qp *qp, struct siw2_stream **old)
+{
+	struct siw2_stream *s;
+	unsigned long flags;
+	bool closing = true;
+	int idx;
+
+	idx = srcu_read_lock(&siw2_stream_srcu);
+	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
+	if (s) {
+		/* siw2_stream_close() queues the work under this lock. */
+		spin_lock_irqsave(&s->lock, flags);
+		closing = test_bit(SIW2_S_CLOSING, &s->flags);
+		spin_unlock_irqrestore(&s->lock, flags);
+		if (closing)
+			flush_work(&s->close_work);
+	}
+	srcu_read_unlock(&siw2_stream_srcu, idx);
+	/*
+	 * Only the attach that replaces it frees it (or destroy_qp, which
+	 * waits for the caller's reference on the QP): still valid.
+	 */
+	*old = s;
+	return closing ? 0 : -ECONNABORTED;
+}
+
 int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
 		       bool initiator, const void *rx_prefix,
 		       size_t rx_prefix_len)
 {
 	struct sock *sk = sock->sk;
-	struct siw2_stream *s;
+	struct siw2_stream *s, *old;
 	unsigned long flags;
 	unsigned int qn;
+	int ret;
 
-	if (rx_prefix_len || qp->stream)
+	if (rx_prefix_len)
 		return -EINVAL;
+	ret = last_stream_ended(qp, &old);
+	if (ret)
+		return ret;
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
@@ -144,10 +206,11 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	 * modify_qp) that comes first is seen here and the attach fails,
 	 * one that comes later finds the stream and ends it. A QP that left
 	 * RTS unseen would keep the stream, and with it the connection and
-	 * its own destroy waiting, until the peer closed.
+	 * its own destroy waiting, until the peer closed. Of two attaches
+	 * racing for one QP, the second finds the stream changed.
 	 */
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state != IB_QPS_RTS || qp->stream) {
+	if (qp->state != IB_QPS_RTS || rcu_access_pointer(qp->stream) != old) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		stream_free(s);
 		return -ECONNABORTED;
@@ -158,9 +221,10 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	spin_unlock(&qp->sq_lock);
 	siw2_qp_get(qp);
 	WRITE_ONCE(qp->flush_held, true);
-	/* Pairs with the acquire in tx_stream() in qp.c, llp_shutdown(). */
-	smp_store_release(&qp->stream, s);
+	rcu_assign_pointer(qp->stream, s);
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (old)
+		stream_retire(old);
 
 	tcp_sock_set_nodelay(sk);
 	siw2_sock_watch(sock, &s->cb);
@@ -198,12 +262,12 @@ void siw2_stream_close(struct siw2_stream *s, int reason, bool abortive)
 	if (first) {
 		s->close_reason = reason;
 		s->abortive = abortive;
+		/* Under the lock: see last_stream_ended(). */
+		queue_work(siw2_tx_wq, &s->close_work);
 	} else if (abortive && !test_bit(SIW2_S_TERM, &s->flags)) {
 		s->abortive = true;
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
-	if (first)
-		queue_work(siw2_tx_wq, &s->close_work);
 }
 
 static bool access_error(u32 cause)
@@ -284,20 +348,26 @@ static void close_work(struct work_struct *work)
 	siw2_qp_stream_done(qp);
 	set_bit(SIW2_S_CLOSED, &s->flags);
 	siw2_cm_llp_closed(s->cep, s->close_reason);
-	/* Last: destroy_qp may free the stream once this is dropped. */
+	/*
+	 * Last: destroy_qp may free the stream once this is dropped, and the
+	 * QP's next attach once this work is done.
+	 */
 	siw2_qp_put(qp);
 }
 
 void siw2_qp_llp_shutdown(struct siw2_qp *qp, bool abortive)
 {
-	/* Pairs with the release in siw2_qp_llp_attach(). */
-	struct siw2_stream *s = smp_load_acquire(&qp->stream);
+	struct siw2_stream *s;
+	int idx;
 
+	idx = srcu_read_lock(&siw2_stream_srcu);
+	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
 	if (s)
 		siw2_stream_close(s, abortive ? -ECONNABORTED : 0, abortive);
+	srcu_read_unlock(&siw2_stream_srcu, idx);
 }
 
-/* destroy_qp, after every holder of the QP is gone. */
+/* destroy_qp after every holder of the QP is gone, or a retired stream. */
 void siw2_stream_free(struct siw2_stream *s)
 {
 	if (!s)
@@ -308,16 +378,28 @@ void siw2_stream_free(struct siw2_stream *s)
 
 int siw2_stream_init(void)
 {
+	int ret;
+
+	ret = init_srcu_struct(&siw2_stream_srcu);
+	if (ret)
+		return ret;
 	/*
 	 * Reclaim safe: NFS and block storage over RDMA may depend on it to
 	 * write pages out.
 	 */
 	siw2_tx_wq = alloc_workqueue("siw2_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);
-	return siw2_tx_wq ? 0 : -ENOMEM;
+	if (!siw2_tx_wq) {
+		cleanup_srcu_struct(&siw2_stream_srcu);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
+/* After the last device: what retired streams remain are freed first. */
 void siw2_stream_uninit(void)
 {
+	srcu_barrier(&siw2_stream_srcu);
 	destroy_workqueue(siw2_tx_wq);
+	cleanup_srcu_struct(&siw2_stream_srcu);
 }

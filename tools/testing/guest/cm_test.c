@@ -25,10 +25,15 @@
  *              default 0
  *   -r         client: reuse the QP. Once connected, send one message and
  *              print "client SEND status=N" (or "client SEND TIMEOUT"
- *              after 10 s); then take the QP from RTS to RESET and INIT,
- *              connect it again with a new CM id and, if that succeeds,
- *              send once more. The server posts receives on every QP it
+ *              after 10 s); then take the QP from RTS through RESET
+ *              to INIT, which ends the connection, connect it again with
+ *              a new CM id and, if that succeeds, send once more after
+ *              0.2 s. The server posts receives on every QP it
  *              accepts.
+ *              server: accept every request with the same QP, taken
+ *              through RESET to INIT before each but the first, and print
+ *              "server ACCEPT qp=N"
+ *   -R         client: as -r, but connect again with the QP still in RTS
  *   -T SEC     timeout for each wait (default 30)
  *
  * The QPs are created with ibv_create_qp, not rdma_create_qp, so librdmacm
@@ -171,7 +176,7 @@ static void send_one(struct conn *c)
 		printf("client SEND TIMEOUT\n");
 }
 
-/* -r: from RTS through RESET back to INIT, ready for a new connection. */
+/* -r: through RESET back to INIT, ready for a new connection. */
 static int reset_qp(struct conn *c)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
@@ -283,7 +288,7 @@ static int client_connect(struct rdma_event_channel *ch, struct conn *c,
 }
 
 static int run_client(const char *host, const char *port, const char *pdata,
-		      int ird, int ord, int wait_ms, int reuse)
+		      int ird, int ord, int wait_ms, int reuse, int keep_rts)
 {
 	struct rdma_conn_param param = {
 		.responder_resources = ird,
@@ -293,6 +298,7 @@ static int run_client(const char *host, const char *port, const char *pdata,
 	};
 	struct sockaddr_storage dst;
 	struct rdma_event_channel *ch;
+	struct rdma_cm_id *first = NULL;
 	struct rdma_cm_event *ev;
 	struct conn c = {};
 	int ret = 1;
@@ -310,20 +316,35 @@ static int run_client(const char *host, const char *port, const char *pdata,
 		ret = ret < 0;
 		goto out;
 	}
-	if (reuse) {
+	if (reuse || keep_rts) {
 		send_one(&c);
-		if (reset_qp(&c)) {
-			printf("ERROR QP through RESET to INIT: %s\n",
-			       strerror(errno));
-			goto out;
-		}
-		rdma_destroy_id(c.id);
+		first = c.id;
 		c.id = NULL;
+		ret = 1;
+		/*
+		 * RESET ends the connection. The CM id goes once the CM has
+		 * let go of the QP (DISCONNECTED): before, its end would take
+		 * the QP to ERR. With -R the first connection stays up.
+		 */
+		if (reuse) {
+			if (reset_qp(&c)) {
+				printf("ERROR QP through RESET to INIT: %s\n",
+				       strerror(errno));
+				goto out;
+			}
+			if (expect_event(ch, "client",
+					 RDMA_CM_EVENT_DISCONNECTED))
+				goto out;
+			rdma_destroy_id(first);
+			first = NULL;
+		}
 		ret = client_connect(ch, &c, (struct sockaddr *)&dst, &param);
 		if (ret) {
 			ret = 1;
 			goto out;
 		}
+		/* Past the send engine's start: the post must reach it. */
+		poll(NULL, 0, 200);
 		send_one(&c);
 	}
 	/* Connected for wait_ms, unless the peer ends it first. */
@@ -344,14 +365,46 @@ static int run_client(const char *host, const char *port, const char *pdata,
 	print_event("client", ev);
 	rdma_ack_cm_event(ev);
 out:
+	if (first)
+		rdma_destroy_id(first);
 	free_conn(&c);
 	rdma_destroy_event_channel(ch);
 	printf("client DONE\n");
 	return ret;
 }
 
+/*
+ * The server's connection ended: with @reuse its QP stays for the next,
+ * else everything goes.
+ */
+static void server_end(struct conn *c, int reuse)
+{
+	if (!reuse || !c->qp) {
+		free_conn(c);
+		return;
+	}
+	rdma_destroy_id(c->id);
+	c->id = NULL;
+}
+
+/* The QP for a request to accept: new, or with @reuse the last one. */
+static int server_qp(struct conn *c, int reuse)
+{
+	if (reuse && c->qp) {
+		if (reset_qp(c))
+			return -1;
+	} else if (make_qp(c)) {
+		return -1;
+	}
+	if (post_recvs(c))
+		return -1;
+	if (reuse)
+		printf("server ACCEPT qp=%u\n", c->qp->qp_num);
+	return 0;
+}
+
 static int run_server(const char *host, const char *port, int count,
-		      int v6only, int teardown)
+		      int v6only, int teardown, int reuse)
 {
 	struct sockaddr_storage src;
 	struct rdma_event_channel *ch;
@@ -393,15 +446,15 @@ static int run_server(const char *host, const char *port, int count,
 		type = ev->event;
 		if (type != RDMA_CM_EVENT_CONNECT_REQUEST) {
 			rdma_ack_cm_event(ev);
-			if (type == RDMA_CM_EVENT_DISCONNECTED ||
-			    type == RDMA_CM_EVENT_CONNECT_ERROR)
-				free_conn(&c);
+			if (c.id && (type == RDMA_CM_EVENT_DISCONNECTED ||
+				     type == RDMA_CM_EVENT_CONNECT_ERROR))
+				server_end(&c, reuse);
 			continue;
 		}
 		handled++;
 		/* A reusing client's first connection may not be over yet. */
 		if (c.id)
-			free_conn(&c);
+			server_end(&c, reuse);
 		if (ev->param.conn.private_data_len &&
 		    ev->param.conn.private_data_len < sizeof(pd))
 			memcpy(pd, ev->param.conn.private_data,
@@ -415,7 +468,7 @@ static int run_server(const char *host, const char *port, int count,
 				       strerror(errno));
 			free_conn(&c);
 		} else if (!strncmp(pd, "accept:", 7)) {
-			if (make_qp(&c) || post_recvs(&c)) {
+			if (server_qp(&c, reuse)) {
 				printf("ERROR create qp: %s\n",
 				       strerror(errno));
 				goto out;
@@ -464,7 +517,7 @@ int main(int argc, char **argv)
 {
 	const char *pdata = NULL;
 	int ird = 8, ord = 8, wait_ms = 0, count = 1, v6only = 0;
-	int teardown = 0, reuse = 0, i;
+	int teardown = 0, reuse = 0, keep_rts = 0, i;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: cm_test server|client ADDR PORT [options]\n");
@@ -491,6 +544,8 @@ int main(int argc, char **argv)
 			teardown = 1;
 		else if (!strcmp(argv[i], "-r"))
 			reuse = 1;
+		else if (!strcmp(argv[i], "-R"))
+			keep_rts = 1;
 		else {
 			fprintf(stderr, "cm_test: unknown option %s\n", argv[i]);
 			return 2;
@@ -499,9 +554,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(argv[1], "client"))
 		return run_client(argv[2], argv[3], pdata, ird, ord, wait_ms,
-				  reuse);
+				  reuse, keep_rts);
 	if (!strcmp(argv[1], "server"))
-		return run_server(argv[2], argv[3], count, v6only, teardown);
+		return run_server(argv[2], argv[3], count, v6only, teardown,
+				  reuse);
 	fprintf(stderr, "cm_test: server or client\n");
 	return 2;
 }

@@ -101,19 +101,31 @@ t_match "reject: the client gets REJECTED (-ECONNREFUSED) with Private Data" \
 	'client EVENT RDMA_CM_EVENT_REJECTED status=-111 pdata_len=9 pdata=no-thanks' \
 	"$(cat "$tmp/c2")"
 
-# --- a QP takes one connection: after a message on its first, taken from
-# RTS through RESET to INIT, it is refused by the next rdma_connect before
-# anything reaches the peer
+# --- a QP takes the next connection once reset: each side sends a
+# message on its first, takes the QP through RESET to INIT and connects
+# (or accepts) again with it; a QP still connected is refused by the next
+# rdma_connect before anything reaches the peer
+ip netns exec cm1 timeout 60 "$cmt" server $A4 7479 -n 2 -r \
+	>"$tmp/s_again" 2>&1 &
+wait_for "$tmp/s_again" LISTENING
+in2 timeout 60 "$cmt" client $A4 7479 -d accept:again -r >"$tmp/c_again" 2>&1
+reap 20
+t_eq "QP reused: a message on each of two connections" 2 \
+	"$(grep -c 'client SEND status=0' "$tmp/c_again")"
+t_eq "QP reused: the server accepted twice with one QP" "2 1" \
+	"$(grep -c 'server ACCEPT qp=' "$tmp/s_again") $(grep 'server ACCEPT qp=' "$tmp/s_again" | sort -u | wc -l)"
+t_eq "QP reused: the server saw the end, with no error" "1 0" \
+	"$(grep -c 'server DONE' "$tmp/s_again") $(grep -c ERROR "$tmp/s_again")"
 ip netns exec cm1 timeout 60 "$cmt" server $A4 7479 >"$tmp/s_once" 2>&1 &
 wait_for "$tmp/s_once" LISTENING
-in2 timeout 60 "$cmt" client $A4 7479 -d accept:once -r >"$tmp/c_once" 2>&1
+in2 timeout 60 "$cmt" client $A4 7479 -d accept:once -R >"$tmp/c_once" 2>&1
 reap 20
 conce=$(cat "$tmp/c_once")
-t_match "one connection per QP: a message on the first" \
+t_match "connected QP: a message on the first connection" \
 	'client SEND status=0' "$conce"
-t_match "one connection per QP: a second rdma_connect fails with EINVAL" \
+t_match "connected QP: a second rdma_connect fails with EINVAL" \
 	'ERROR rdma_connect: Invalid argument' "$conce"
-t_eq "one connection per QP: the server saw one request" 1 \
+t_eq "connected QP: the server saw one request" 1 \
 	"$(grep -c CONNECT_REQUEST "$tmp/s_once")"
 
 # --- a port nobody listens on

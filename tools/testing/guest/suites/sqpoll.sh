@@ -15,6 +15,7 @@
 # perftest over the rdma_cm and rping -V between them.
 . "$(dirname "$0")/../lib.sh"
 
+here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 S=198.51.100.1
 port=7900
@@ -152,6 +153,20 @@ steady ib_send_bw
 run rping0 120 rping -s -a $S -p "$port" -C 200 -S 256 -V -v \
 	-- rping -c -a $S -p "$port" -C 200 -S 256 -V -v
 t_eq "polling: rping -V x200 completes" 0 "$st"
+
+# A QP reset while the poller watches it and connected again: the poller
+# lets it go when it leaves RTS, with the doorbell bit set, so that the
+# posts on the next connection ring and complete. The client takes its
+# QP from RTS to RESET, the server's goes to ERR first (cm_test -r).
+if gcc -O2 -Wall -Wextra -o "$tmp/cm_test" "$here/cm_test.c" \
+	-lrdmacm -libverbs 2>"$tmp/cc.log"; then
+	run again 60 "$tmp/cm_test" server $S "$port" -n 2 -r \
+		-- "$tmp/cm_test" client $S "$port" -d accept:again -r
+	t_eq "polling: a QP reset and connected again sends on both connections" \
+		2 "$(grep -c 'client SEND status=0' "$tmp/again.c")"
+else
+	t_fail "build cm_test" "$(cat "$tmp/cc.log")"
+fi
 
 # --- the hand-back: a 1 us window ends between nearly every two posts, so
 # posts race with the poller letting go; each must still complete.
