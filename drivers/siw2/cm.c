@@ -566,9 +566,11 @@ static int qp_to_rts(struct siw2_qp *qp)
 }
 
 /*
- * Gives the socket to cep->qp (llp.h). The QP is in RTS first: the stream
- * may fail (and move the QP to ERR) as soon as it is attached. On failure
- * the cep keeps the socket, unwatched, and the QP is in ERR.
+ * Gives the socket to cep->qp (llp.h). The QP's last stream, if it had
+ * one, is done with it first, then the QP moves to RTS: the stream may
+ * fail (and move the QP to ERR) as soon as it is attached. On failure the
+ * cep keeps the socket, unwatched, and the QP is in ERR, unless another
+ * connection has it (-EBUSY).
  */
 static int hand_over(struct siw2_cep *cep, bool initiator)
 {
@@ -576,13 +578,17 @@ static int hand_over(struct siw2_cep *cep, bool initiator)
 
 	lockdep_assert_held(&cep->lock);
 	siw2_sock_unwatch(cep->sock, &cep->cb);
+	ret = siw2_qp_llp_ready(cep->qp);
+	if (ret)
+		return ret;
 	ret = qp_to_rts(cep->qp);
 	if (ret)
 		return ret;
 	ret = siw2_qp_llp_attach(cep->qp, cep->sock, &cep->mpa.conn, cep,
 				 initiator, NULL, 0);
 	if (ret) {
-		siw2_qp_set_error(cep->qp);
+		if (ret != -EBUSY)
+			siw2_qp_set_error(cep->qp);
 		return ret;
 	}
 	cep->state = CEP_ATTACHED;

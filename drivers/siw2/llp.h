@@ -60,13 +60,24 @@ struct siw2_mpa_conn;
  * A QP that had a connection takes this one once the old stream's close
  * work has run (the call waits for it); the old stream is freed later.
  *
- * Return: 0, or a negative errno (-ECONNABORTED: the QP left RTS, or its
- * stream is still open); on failure the socket is untouched.
+ * Return: 0, or a negative errno (-ECONNABORTED: the QP left RTS; -EBUSY:
+ * another connection has the QP); on failure the socket is untouched.
  */
 int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
 		       bool initiator, const void *rx_prefix,
 		       size_t rx_prefix_len);
+
+/**
+ * siw2_qp_llp_ready() - wait until the QP may take a connection
+ * @qp: the QP
+ *
+ * For the CM, before it moves the QP to RTS: the close work of the QP's
+ * last stream, if any, has run once this returns 0.
+ *
+ * Return: 0, or -EBUSY if the QP's stream is open (it is connected).
+ */
+int siw2_qp_llp_ready(struct siw2_qp *qp);
 
 /**
  * siw2_qp_llp_shutdown() - end the QP's use of its stream

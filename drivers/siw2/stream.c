@@ -104,19 +104,19 @@ static void stream_retire(struct siw2_stream *s)
 }
 
 /*
- * The stream of the QP's last connection, in @old, if its close work has
- * run. Until then that work may still move the QP to ERR and clear
- * flush_held, which the next attach sets. A stream that is not closing
- * (the QP is connected) is refused.
+ * The stream of the QP's last connection, in @old, once its close work
+ * has run: until then that work may still move the QP to ERR, clear
+ * flush_held (which the next attach sets) or run its send engine, which
+ * takes SQEs from a QP in RTS. A stream that is not closing (the QP is
+ * connected) is refused. Inside siw2_stream_srcu, which keeps @old from
+ * being freed, and reused, until the caller leaves it.
  */
 static int last_stream_ended(struct siw2_qp *qp, struct siw2_stream **old)
 {
 	struct siw2_stream *s;
 	unsigned long flags;
 	bool closing = true;
-	int idx;
 
-	idx = srcu_read_lock(&siw2_stream_srcu);
 	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
 	if (s) {
 		/* siw2_stream_close() queues the work under this lock. */
@@ -126,19 +126,25 @@ static int last_stream_ended(struct siw2_qp *qp, struct siw2_stream **old)
 		if (closing)
 			flush_work(&s->close_work);
 	}
-	srcu_read_unlock(&siw2_stream_srcu, idx);
-	/*
-	 * Only the attach that replaces it frees it (or destroy_qp, which
-	 * waits for the caller's reference on the QP): still valid.
-	 */
 	*old = s;
-	return closing ? 0 : -ECONNABORTED;
+	return closing ? 0 : -EBUSY;
 }
 
-int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
-		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
-		       bool initiator, const void *rx_prefix,
-		       size_t rx_prefix_len)
+int siw2_qp_llp_ready(struct siw2_qp *qp)
+{
+	struct siw2_stream *old;
+	int idx, ret;
+
+	idx = srcu_read_lock(&siw2_stream_srcu);
+	ret = last_stream_ended(qp, &old);
+	srcu_read_unlock(&siw2_stream_srcu, idx);
+	return ret;
+}
+
+/* Inside siw2_stream_srcu (see last_stream_ended()). */
+static int attach(struct siw2_qp *qp, struct socket *sock,
+		  const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
+		  bool initiator)
 {
 	struct sock *sk = sock->sk;
 	struct siw2_stream *s, *old;
@@ -146,8 +152,6 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	unsigned int qn;
 	int ret;
 
-	if (rx_prefix_len)
-		return -EINVAL;
 	ret = last_stream_ended(qp, &old);
 	if (ret)
 		return ret;
@@ -210,7 +214,12 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	 * racing for one QP, the second finds the stream changed.
 	 */
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state != IB_QPS_RTS || rcu_access_pointer(qp->stream) != old) {
+	if (rcu_access_pointer(qp->stream) != old) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		stream_free(s);
+		return -EBUSY;
+	}
+	if (qp->state != IB_QPS_RTS) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		stream_free(s);
 		return -ECONNABORTED;
@@ -240,6 +249,21 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
 	 */
 	clear_and_wake_up_bit(SIW2_S_ATTACHING, &s->flags);
 	return 0;
+}
+
+int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
+		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
+		       bool initiator, const void *rx_prefix,
+		       size_t rx_prefix_len)
+{
+	int idx, ret;
+
+	if (rx_prefix_len)
+		return -EINVAL;
+	idx = srcu_read_lock(&siw2_stream_srcu);
+	ret = attach(qp, sock, conn, cep, initiator);
+	srcu_read_unlock(&siw2_stream_srcu, idx);
+	return ret;
 }
 
 /**

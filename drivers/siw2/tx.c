@@ -378,6 +378,9 @@ static int flush(struct siw2_stream *s, bool block)
 	int ret;
 
 	while (iov_iter_count(&tx->iter)) {
+		/* A graceful end's drain stops once a reset is asked for. */
+		if (block && READ_ONCE(s->abortive))
+			return -ECONNABORTED;
 		msg.msg_flags = MSG_NOSIGNAL;
 		if (!block)
 			msg.msg_flags |= MSG_DONTWAIT;
