@@ -985,14 +985,30 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/* A QP in ERR has no send engine to run: it flushes both queues instead. */
-static bool tx_flushed(struct siw2_qp *qp)
+/*
+ * Runs the QP's send engine: here for a user QP's post (@resume false),
+ * else on the workqueue. A QP in ERR has none to run; it flushes both
+ * queues instead.
+ */
+static void tx_start(struct siw2_qp *qp, bool resume)
 {
-	if (READ_ONCE(qp->state) != IB_QPS_ERR)
-		return false;
-	if (flush_queues(qp))
-		report_broken(qp);
-	return true;
+	struct siw2_stream *s;
+	int idx;
+
+	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
+		if (flush_queues(qp))
+			report_broken(qp);
+		return;
+	}
+	idx = srcu_read_lock(&siw2_stream_srcu);
+	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
+	if (s && resume)
+		siw2_tx_resume(s);
+	else if (s && qp->user)
+		siw2_tx_kick(s);
+	else if (s)
+		siw2_tx_kick_async(s);
+	srcu_read_unlock(&siw2_stream_srcu, idx);
 }
 
 /**
@@ -1011,18 +1027,7 @@ static bool tx_flushed(struct siw2_qp *qp)
  */
 void siw2_qp_kick_tx(struct siw2_qp *qp)
 {
-	struct siw2_stream *s;
-	int idx;
-
-	if (tx_flushed(qp))
-		return;
-	idx = srcu_read_lock(&siw2_stream_srcu);
-	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
-	if (s && qp->user)
-		siw2_tx_kick(s);
-	else if (s)
-		siw2_tx_kick_async(s);
-	srcu_read_unlock(&siw2_stream_srcu, idx);
+	tx_start(qp, false);
 }
 
 /**
@@ -1036,16 +1041,7 @@ void siw2_qp_kick_tx(struct siw2_qp *qp)
  */
 void siw2_qp_start_tx(struct siw2_qp *qp)
 {
-	struct siw2_stream *s;
-	int idx;
-
-	if (tx_flushed(qp))
-		return;
-	idx = srcu_read_lock(&siw2_stream_srcu);
-	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
-	if (s)
-		siw2_tx_resume(s);
-	srcu_read_unlock(&siw2_stream_srcu, idx);
+	tx_start(qp, true);
 }
 
 int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
