@@ -270,9 +270,9 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
  * siw2_stream_close() - end the stream
  * @s: the stream
  * @reason: what siw2_cm_llp_closed() reports (0, or a negative errno)
- * @abortive: reset TCP instead of sending what is owed and a FIN; a
- *	later abortive call overrides an earlier graceful one, unless a
- *	Terminate is waiting to go out
+ * @abortive: reset TCP instead of sending what is owed and a FIN, unless
+ *	a Terminate is waiting to go out; a later abortive call overrides an
+ *	earlier graceful one
  *
  * Any context. The first call queues the close work.
  */
@@ -283,13 +283,19 @@ void siw2_stream_close(struct siw2_stream *s, int reason, bool abortive)
 
 	spin_lock_irqsave(&s->lock, flags);
 	first = !test_and_set_bit(SIW2_S_CLOSING, &s->flags);
+	/*
+	 * A Terminate queued before is sent, whichever close comes first
+	 * (siw2_stream_terminate() queues it, then closes).
+	 */
+	if (test_bit(SIW2_S_TERM, &s->flags))
+		abortive = false;
 	if (first) {
 		s->close_reason = reason;
-		s->abortive = abortive;
+		WRITE_ONCE(s->abortive, abortive);
 		/* Under the lock: see last_stream_ended(). */
 		queue_work(siw2_tx_wq, &s->close_work);
-	} else if (abortive && !test_bit(SIW2_S_TERM, &s->flags)) {
-		s->abortive = true;
+	} else if (abortive) {
+		WRITE_ONCE(s->abortive, true);
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
 }

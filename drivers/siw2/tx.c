@@ -378,7 +378,7 @@ static int flush(struct siw2_stream *s, bool block)
 	int ret;
 
 	while (iov_iter_count(&tx->iter)) {
-		/* A graceful end's drain stops once a reset is asked for. */
+		/* A graceful end's drain stops at a reset asked for since. */
 		if (block && READ_ONCE(s->abortive))
 			return -ECONNABORTED;
 		msg.msg_flags = MSG_NOSIGNAL;
