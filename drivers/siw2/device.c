@@ -141,6 +141,9 @@ static void dealloc_driver(struct ib_device *ibdev)
 	if (sdev->netdev)
 		netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	sdev->netdev = NULL;
+	/* Every MR was deregistered; the frees its last holders queued. */
+	siw2_mr_flush();
+	WARN_ON_ONCE(atomic_read(&sdev->num_mr));
 	siw2_verbs_uninit_device(sdev);
 	siw2_counters_uninit_device(sdev);
 	siw2_obj_destroyed(SIW2_OBJ_DEVICE);

@@ -98,13 +98,19 @@ struct siw2_irq_entry {
 struct siw2_tx_src {
 	u32 nr;
 	const u8 *inline_data;	/* inline SQE data, or NULL */
+	bool copy;		/* an entry's MR may be invalidated (tx.c) */
 	struct {
 		struct siw2_mr *mr;
 		u32 stag;	/* what @mr was found by */
 		u64 addr;
 		u32 len;
+		bool copy;	/* copied under its lock, never referenced */
 	} sge[SIW2_MAX_SGE];
 };
+
+/* Room for the payload a batch copies (tx.c, "Batches"). */
+#define SIW2_TX_COPY_BYTES SZ_64K
+#define SIW2_TX_COPY_PAGES (SIW2_TX_COPY_BYTES / PAGE_SIZE)
 
 enum siw2_tx_fin {
 	SIW2_FIN_NONE,
@@ -134,6 +140,9 @@ struct siw2_stream_tx {
 	/* The batch being sent: bvecs over @stage and payload pages. */
 	struct page *stage;
 	u32 stage_used;
+	/* Payload copied out of regions that may be invalidated. */
+	struct page *copy[SIW2_TX_COPY_PAGES];
+	u32 copy_used;
 	/* Zero-copy (zcopy.c): the message's object, and its next stage. */
 	struct siw2_zc *zc;
 	struct page *stage_next;

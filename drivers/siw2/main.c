@@ -17,9 +17,12 @@ static int __init siw2_mod_init(void)
 	siw2_crc_init();
 	siw2_copy_init();
 	siw2_debug_init();
-	ret = siw2_stream_init();
+	ret = siw2_mr_init();
 	if (ret)
 		goto err_debug;
+	ret = siw2_stream_init();
+	if (ret)
+		goto err_mr;
 	ret = siw2_sqpoll_init();
 	if (ret)
 		goto err_stream;
@@ -37,6 +40,8 @@ err_sqpoll:
 	siw2_sqpoll_uninit();
 err_stream:
 	siw2_stream_uninit();
+err_mr:
+	siw2_mr_uninit();
 err_debug:
 	siw2_debug_uninit();
 	return ret;
@@ -48,6 +53,7 @@ static void __exit siw2_mod_exit(void)
 	siw2_cm_uninit();
 	siw2_sqpoll_uninit();
 	siw2_stream_uninit();
+	siw2_mr_uninit();
 	siw2_debug_uninit();
 	/* The last zero-copy object's free runs module code (zcopy.c). */
 	rcu_barrier();

@@ -22,13 +22,22 @@
  * page), and the lock is taken with BH off, as the invalidating context
  * may be softirq.
  *
- * Lifetime. The STag table holds one reference. dereg_mr removes the STag
- * from the table (no new lookups find it), drops the table's reference and
- * waits until every holder has dropped theirs; only then are pages
- * unpinned (which may sleep), and the MR is freed after an RCU grace
- * period, for lookups that loaded the pointer but lost the race for a
- * reference. Holders must therefore hold an MR only for the duration of
- * one operation.
+ * Lifetime. The STag table holds one reference, each holder another.
+ * dereg_mr removes the STag from the table (no new lookups find it),
+ * marks the MR invalid under the lock held for writing (the copy under
+ * way finishes, none starts: a holder's next access fails as for an
+ * invalidated STag, and the receive path answers with the Terminate of
+ * RFC 5040 7.4 / RFC 5041 7.2) and drops the table's reference. It waits
+ * for no holder: a peer can make a holder keep its reference as long as
+ * it likes (a partial FPDU, then silence; a Read Request, then a closed
+ * window), and a hardware RNIC's dereg does not wait for its peer either.
+ * The memory goes with the last reference: dereg_mr frees it at once
+ * when it is that, else siw2_mr_release() queues the free (unpinning may
+ * sleep, and the last holder may be a softirq). The structure itself
+ * outlives an RCU grace period, for lookups that loaded the pointer but
+ * lost the race for a reference. Every holder lets go when its stream
+ * closes, which destroy_qp waits for, so a device's MRs are all freed,
+ * or queued, before its dealloc_driver, which waits for the queue.
  *
  * Memory. siw2 registers its device without a DMA device, so the core's
  * DMA mapping is virtual: a "DMA address" in an SGE, a DMA MR or a fast
@@ -48,6 +57,9 @@
 #include "rdmap.h"
 
 /* Access rights siw2 knows; IB_ACCESS_HUGETLB and RO are only hints. */
+/* Frees of MRs whose last holder let go after dereg_mr (see above). */
+static struct workqueue_struct *mr_wq;
+
 #define SIW2_ACCESS_RIGHTS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			    IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 #define SIW2_ACCESS_HINTS (IB_ACCESS_HUGETLB | IB_ACCESS_OPTIONAL)
@@ -83,7 +95,6 @@ static struct siw2_mr *mr_alloc(struct siw2_device *sdev, struct ib_pd *pd,
 	mr->pd = pd;
 	mr->kind = kind;
 	refcount_set(&mr->ref, 1);
-	init_completion(&mr->released);
 	rwlock_init(&mr->lock);
 	return mr;
 }
@@ -99,6 +110,30 @@ static void mr_free(struct siw2_mr *mr)
 	kfree(mr->fpages);
 	atomic_dec(&sdev->num_mr);
 	kfree_rcu(mr, rcu);
+}
+
+/* A published MR's last reference is gone: process context. */
+static void mr_destroy(struct siw2_mr *mr)
+{
+	siw2_obj_destroyed(SIW2_OBJ_MR);
+	mr_free(mr);
+}
+
+static void mr_free_work(struct work_struct *work)
+{
+	mr_destroy(container_of(work, struct siw2_mr, free_work));
+}
+
+/**
+ * siw2_mr_release() - the last reference to a deregistered MR is gone
+ * @mr: the MR
+ *
+ * Any context: the free runs on the MR workqueue.
+ */
+void siw2_mr_release(struct siw2_mr *mr)
+{
+	INIT_WORK(&mr->free_work, mr_free_work);
+	queue_work(mr_wq, &mr->free_work);
 }
 
 /*
@@ -281,17 +316,35 @@ int siw2_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct siw2_mr *mr = to_siw2_mr(ibmr);
 
 	xa_erase(&mr->sdev->mrs, mr->stag >> 8);
-	siw2_mr_put(mr);
-	/* The engines hold an MR for a message or a Read at most. */
-	if (!wait_for_completion_timeout(&mr->released, 30 * HZ)) {
-		ibdev_warn(&mr->sdev->ibdev,
-			   "mr %#x: dereg still waits for %u references\n",
-			   mr->stag, refcount_read(&mr->ref));
-		wait_for_completion(&mr->released);
-	}
-	siw2_obj_destroyed(SIW2_OBJ_MR);
-	mr_free(mr);
+	/* See "Lifetime" above: invalid now, whoever still holds it. */
+	write_lock_bh(&mr->lock);
+	mr->valid = false;
+	write_unlock_bh(&mr->lock);
+	if (refcount_dec_and_test(&mr->ref))
+		mr_destroy(mr);
 	return 0;
+}
+
+/**
+ * siw2_mr_flush() - wait for the frees that siw2_mr_release() queued
+ *
+ * Process context; for a device's dealloc_driver, whose MRs must all be
+ * gone before the device is.
+ */
+void siw2_mr_flush(void)
+{
+	flush_workqueue(mr_wq);
+}
+
+int siw2_mr_init(void)
+{
+	mr_wq = alloc_workqueue("siw2_mr", WQ_UNBOUND, 0);
+	return mr_wq ? 0 : -ENOMEM;
+}
+
+void siw2_mr_uninit(void)
+{
+	destroy_workqueue(mr_wq);
 }
 
 /* Takes a reference on the MR at @stag's index, whatever its key. */
@@ -682,6 +735,15 @@ int siw2_mr_copy_from(struct siw2_mr *mr, u32 stag, u64 addr, void *dst,
 	return ret;
 }
 
+/*
+ * May @mr's STag end while a holder keeps it (siw2_mr_invalidate())? Its
+ * pages may then be reused at once, so they are never lent out.
+ */
+bool siw2_mr_may_invalidate(const struct siw2_mr *mr)
+{
+	return mr->kind == SIW2_MR_FAST;
+}
+
 /* A user MR: its pages are pinned user memory, safe to lend to TCP. */
 bool siw2_mr_user(const struct siw2_mr *mr)
 {
@@ -689,8 +751,8 @@ bool siw2_mr_user(const struct siw2_mr *mr)
 }
 
 /**
- * siw2_mr_page() - the page under an address, for zero-copy transmit
- * @mr: a held user MR (siw2_mr_user()), which cannot be invalidated
+ * siw2_mr_page() - the page under an address, for transmit by reference
+ * @mr: a held MR that cannot be invalidated (!siw2_mr_may_invalidate())
  * @stag: the STag it was found by
  * @addr: the address, inside the region
  * @page: the page holding it
@@ -707,6 +769,8 @@ int siw2_mr_page(struct siw2_mr *mr, u32 stag, u64 addr, struct page **page,
 	struct mr_loc l;
 	int ret;
 
+	if (WARN_ON_ONCE(siw2_mr_may_invalidate(mr)))
+		return -EFAULT;
 	read_lock_bh(&mr->lock);
 	ret = access_ok_locked(mr, stag, addr, 1);
 	if (!ret)

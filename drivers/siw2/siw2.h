@@ -410,8 +410,8 @@ enum siw2_mr_fault {
  * @sdev: our device
  * @pd: the protection domain
  * @ref: one reference for the STag table, one per holder found by a
- *	lookup; dereg_mr waits for @released before it unpins and frees
- * @released: completed when @ref drops to zero
+ *	lookup; the last one frees the MR (mr.c, "Lifetime")
+ * @free_work: that free, when the last reference is a holder's
  * @rcu: the free waits for lookups that found the MR but lost the race
  * @lock: protects @stag, @valid, @access, @iova and @len, which
  *	fast registration and invalidation change (write-held, BH off);
@@ -437,7 +437,7 @@ struct siw2_mr {
 	struct siw2_device *sdev;
 	struct ib_pd *pd;
 	refcount_t ref;
-	struct completion released;
+	struct work_struct free_work;
 	struct rcu_head rcu;
 	rwlock_t lock;		/* see above */
 	enum siw2_mr_kind kind;
@@ -676,11 +676,16 @@ struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
 				    struct ib_pd *pd, int access,
 				    struct siw2_stag_view *view);
 
-/* Drops a reference from siw2_mr_lookup() and its kin. */
+void siw2_mr_release(struct siw2_mr *mr);
+void siw2_mr_flush(void);
+int siw2_mr_init(void);
+void siw2_mr_uninit(void);
+
+/* Drops a reference from siw2_mr_lookup() and its kin; any context. */
 static inline void siw2_mr_put(struct siw2_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
-		complete(&mr->released);
+		siw2_mr_release(mr);
 }
 
 enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
@@ -694,6 +699,7 @@ int siw2_mr_copy_to_crc(struct siw2_mr *mr, u32 stag, u64 addr,
 int siw2_mr_copy_from(struct siw2_mr *mr, u32 stag, u64 addr, void *dst,
 		      u64 len);
 bool siw2_mr_user(const struct siw2_mr *mr);
+bool siw2_mr_may_invalidate(const struct siw2_mr *mr);
 int siw2_mr_page(struct siw2_mr *mr, u32 stag, u64 addr, struct page **page,
 		 unsigned int *offset, unsigned int *len);
 

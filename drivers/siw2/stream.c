@@ -74,9 +74,15 @@ static u32 depth(u16 v, u32 max)
 
 static void stream_free(struct siw2_stream *s)
 {
+	u32 i;
+
 	/* Socket buffers may still refer to it (zero-copy). */
 	if (s->tx.stage)
 		put_page(s->tx.stage);
+	/* A stream whose close work never ran may still have them. */
+	for (i = 0; i < SIW2_TX_COPY_PAGES; i++)
+		if (s->tx.copy[i])
+			put_page(s->tx.copy[i]);
 	kvfree(s->recs);
 	kvfree(s->irq);
 	kvfree(s->orq);

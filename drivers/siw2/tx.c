@@ -32,8 +32,17 @@
  * DDP/RDMAP headers, Markers, pad, CRC) are copied to a staging page,
  * payload is referenced in the registered pages, and TCP copies both when
  * it accepts them; a small FPDU is built whole in the staging page
- * instead, payload and all. Either way a work request is complete once the
- * batch carrying its last octet was accepted, even if TCP has not sent it.
+ * instead, payload and all. A batch may wait for TCP as long as the peer
+ * keeps its window closed, so payload of a fast registration MR, which a
+ * Send with Invalidate or a Local Invalidate may end while the batch
+ * waits (and whose pages its kernel consumer then reuses), is copied
+ * under the MR's lock into the stream's copy pages instead of being
+ * referenced: once invalidation returns, no octet of the old region
+ * leaves (mr.c, "Invalidation"). User MRs cannot be invalidated and stay
+ * pinned while the message holds them; DMA MRs are the kernel consumer's
+ * own memory, which it keeps until the work request completes. Either
+ * way a work request is complete once the batch carrying its last octet
+ * was accepted, even if TCP has not sent it.
  * A batch that TCP accepted only in part is resumed on write_space.
  * FPDUs are sized by the path's current MSS (RFC 5044 4.5, 8.1).
  */
@@ -123,6 +132,7 @@ static void batch_reset(struct siw2_stream_tx *tx)
 {
 	tx->nbv = 0;
 	tx->stage_used = 0;
+	tx->copy_used = 0;
 	tx->batch_len = 0;
 	tx->iter_live = false;
 }
@@ -165,6 +175,9 @@ static bool fpdu_fits(struct siw2_stream *s, u32 ulen)
 	struct siw2_stream_tx *tx = &s->tx;
 	bool markers = s->conn.tx_markers;
 
+	BUILD_BUG_ON(SIW2_MPA_MULPDU_MAX > SIW2_TX_COPY_BYTES);
+	if (tx->src.copy && tx->copy_used + ulen > SIW2_TX_COPY_BYTES)
+		return false;
 	return tx->batch_len < TX_BATCH_BYTES &&
 	       tx->nbv + fpdu_bvecs(ulen, markers) <= SIW2_TX_BVECS &&
 	       tx->stage_used + fpdu_stage(ulen, markers) <= PAGE_SIZE;
@@ -180,6 +193,45 @@ static u32 src_seek(const struct siw2_tx_src *src, u32 *off)
 		i++;
 	}
 	return i;
+}
+
+/*
+ * Copies @len octets at @addr of scatter entry @i to the copy pages, under
+ * the MR's lock, and adds them to the batch, CRC folded in.
+ */
+static int add_copy(struct siw2_stream *s, u32 i, u64 addr, u32 len)
+{
+	struct siw2_stream_tx *tx = &s->tx;
+	struct siw2_tx_src *src = &tx->src;
+	struct page **pg;
+	u32 off, n;
+	u8 *to;
+	int ret;
+
+	while (len) {
+		/* fpdu_fits() keeps a batch's copies within the pages. */
+		if (WARN_ON_ONCE(tx->copy_used >= SIW2_TX_COPY_BYTES))
+			return -EFAULT;
+		pg = &tx->copy[tx->copy_used / PAGE_SIZE];
+		if (!*pg) {
+			*pg = alloc_page(GFP_KERNEL);
+			if (!*pg)
+				return -ENOMEM;
+		}
+		off = tx->copy_used % PAGE_SIZE;
+		n = min_t(u32, len, PAGE_SIZE - off);
+		to = (u8 *)page_address(*pg) + off;
+		ret = siw2_mr_copy_from(src->sge[i].mr, src->sge[i].stag, addr,
+					to, n);
+		if (ret)
+			return ret;
+		siw2_mpa_tx_crc(&tx->mpa, to, n);
+		add_page(tx, *pg, off, n);
+		tx->copy_used += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /* Payload octets [@off, @off + @len) of the message, CRC folded in. */
@@ -203,6 +255,16 @@ static int add_payload(struct siw2_stream *s, u32 off, u32 len)
 	while (len) {
 		if (i >= src->nr)
 			return -EFAULT;
+		if (src->sge[i].copy) {
+			n = min(len, src->sge[i].len - off);
+			ret = add_copy(s, i, src->sge[i].addr + off, n);
+			if (ret)
+				return ret;
+			len -= n;
+			i++;
+			off = 0;
+			continue;
+		}
 		ret = siw2_mr_page(src->sge[i].mr, src->sge[i].stag,
 				   src->sge[i].addr + off, &page, &poff, &plen);
 		if (ret)
@@ -413,6 +475,22 @@ static void src_clear(struct siw2_tx_src *src)
 {
 	src->nr = 0;
 	src->inline_data = NULL;
+	src->copy = false;
+}
+
+/* Appends a held region to the message's sources. */
+static void src_add(struct siw2_tx_src *src, struct siw2_mr *mr, u32 stag,
+		    u64 addr, u32 len)
+{
+	bool copy = siw2_mr_may_invalidate(mr);
+
+	src->sge[src->nr].mr = mr;
+	src->sge[src->nr].stag = stag;
+	src->sge[src->nr].addr = addr;
+	src->sge[src->nr].len = len;
+	src->sge[src->nr].copy = copy;
+	src->copy |= copy;
+	src->nr++;
 }
 
 static void src_put(struct siw2_tx_src *src)
@@ -451,11 +529,8 @@ static int src_from_sqe(struct siw2_stream *s, u32 *len)
 			src_put(src);
 			return -EACCES;
 		}
-		src->sge[src->nr].mr = mr;
-		src->sge[src->nr].stag = sqe->sge[i].lkey;
-		src->sge[src->nr].addr = sqe->sge[i].addr;
-		src->sge[src->nr].len = sqe->sge[i].length;
-		src->nr++;
+		src_add(src, mr, sqe->sge[i].lkey, sqe->sge[i].addr,
+			sqe->sge[i].length);
 		total += sqe->sge[i].length;
 	}
 	if (total > U32_MAX) {
@@ -616,11 +691,7 @@ static bool irq_start(struct siw2_stream *s)
 	}
 	if (e->len) {
 		/* The entry's reference moves to the source. */
-		src->sge[0].mr = e->mr;
-		src->sge[0].stag = e->src_stag;
-		src->sge[0].addr = e->src_to;
-		src->sge[0].len = e->len;
-		src->nr = 1;
+		src_add(src, e->mr, e->src_stag, e->src_to, e->len);
 		e->mr = NULL;
 	}
 	m.opcode = SIW2_RDMAP_OP_READ_RESP;
@@ -1154,6 +1225,11 @@ void siw2_tx_release(struct siw2_stream *s)
 
 	src_put(&s->tx.src);
 	batch_reset(&s->tx);
+	for (i = 0; i < SIW2_TX_COPY_PAGES; i++) {
+		if (s->tx.copy[i])
+			put_page(s->tx.copy[i]);
+		s->tx.copy[i] = NULL;
+	}
 	zc_drop(&s->tx);
 	siw2_zc_detach(s);
 	if (s->tx.stage_next)

@@ -296,6 +296,7 @@ class Receiver:
         self.expect_read = {}          # sink STag -> expected octets
         self.msn = {0: 1, 1: 1, 2: 1, 3: 1}
         self.hold_rtr = False          # see --hold-rtr
+        self.resp_extra = 0            # see sc_read_resp_long()
         self.held = None               # the Read RTR's answer, held
         self.untagged = {}             # qn -> [opcode, msn, bytearray]
         self.tagged = {}               # (opcode, stag) -> [first TO, data]
@@ -435,6 +436,13 @@ class Receiver:
         # memory to serve. Answers go in the order of the Requests (RFC
         # 5040 5.2), a held RTR answer first.
         if size != 0 or not self.reply:
+            return
+        if not first and self.resp_extra:
+            # More octets than the Request asked for.
+            self.offending = tagged_hdr(OP_READ_RESP, sstag, sto)
+            self.reply(fpdu(self.offending + b"L" * self.resp_extra))
+            out("sent", "read_resp len=%d to a Request of size 0" %
+                self.resp_extra)
             return
         answer = fpdu(tagged_hdr(OP_READ_RESP, sstag, sto))
         if first and self.hold_rtr:
@@ -671,6 +679,67 @@ def sc_send_partial(c):
                          [seg]))]
 
 
+def held_fpdu(label, ulpdu, cut, hold, offending=None):
+    """Steps that send the first @cut octets of one FPDU, keep the rest
+    back for @hold seconds (the siw2 side deregisters meanwhile), then
+    send it."""
+    wire = fpdu(ulpdu)
+    return [("send", Msg(label, [], offending)),
+            ("raw", wire[:cut]),
+            ("sleep", hold),
+            ("raw_label", "the rest of the FPDU, %d octets" %
+             (len(wire) - cut)),
+            ("raw", wire[cut:])]
+
+
+def sc_write_partial_hold(c):
+    # 2048 octets at offset 1024; the first 1000 arrive before the hold.
+    seg = tagged_hdr(OP_WRITE, c.stag, c.to + 1024) + b"H" * 2048
+    return held_fpdu("write len=2048 at offset 1024, held after 1000 "
+                     "payload octets for %gs" % c.a.hold, seg,
+                     2 + TAGGED_LEN + 1000, c.a.hold, seg[:TAGGED_LEN])
+
+
+def sc_send_partial_hold(c):
+    seg = untagged_hdr(OP_SEND, QN_SEND, c.next_msn(QN_SEND), 0) + \
+        b"h" * 200
+    return held_fpdu("send len=200, held after 100 payload octets for %gs" %
+                     c.a.hold, seg, 2 + UNTAGGED_LEN + 100, c.a.hold,
+                     seg[:UNTAGGED_LEN])
+
+
+def sc_read_hold(c):
+    # A Read of the whole region that this peer does not read for a
+    # while: its Response stalls on the small receive window (rcvbuf_of()).
+    req = read_req_msg(c.next_msn(QN_READ_REQ), 0x5400, 0, c.len, c.stag,
+                       c.to)
+    wr = tagged_hdr(OP_WRITE, c.stag, c.to) + b"Z" * 64
+    return [("send", Msg("read_req size=%d of the whole region, then %gs "
+                         "without reading" % (c.len, c.a.hold), [req])),
+            ("sleep", c.a.hold),
+            ("send", Msg("write len=64 at offset 0, after the hold", [wr],
+                         wr[:TAGGED_LEN]))]
+
+
+def sc_short_ulpdu(c):
+    # ULPDU_Length 10 framing the first 10 octets of an 18-octet untagged
+    # header: a length below the header it claims to carry.
+    hdr = untagged_hdr(OP_SEND, QN_SEND, c.next_msn(QN_SEND), 0)
+    return [("raw_label", "ulpdu_len=10 holding 10 octets of a Send header"),
+            ("raw", fpdu(hdr[:10]))]
+
+
+def sc_read_resp_long(c):
+    # siw2 (peer_target -R 0) Reads 0 octets; the answer carries 64.
+    return [("resp_extra", 64),
+            ("send", Msg("send len=5, then a 64-octet answer to siw2's "
+                         "zero-length Read", send_msg(
+                             OP_SEND, c.next_msn(QN_SEND), b"hello",
+                             c.a.mulpdu))),
+            ("await", "read_req", 1),
+            ("sleep", 1)]
+
+
 def sc_send_term(c):
     seg = term_msg(0, 2, 0xff)
     return [("send", Msg("terminate layer=rdmap etype=2 ecode=0xff", [seg]))]
@@ -723,6 +792,24 @@ SCENARIOS = {
     "send-partial": (sc_send_partial, "none",
                      "the first segment of a Send, then nothing: siw2's "
                      "receive stays half filled"),
+    "write-partial-hold": (sc_write_partial_hold, (1, 1, 0x00),
+                           "a Write's FPDU cut after 1000 payload octets "
+                           "and held; the STag is deregistered meanwhile "
+                           "(RFC 5041 7.1 tagged item 1)"),
+    "send-partial-hold": (sc_send_partial_hold, (0, 0, 0x00),
+                          "a Send's FPDU cut after 100 payload octets and "
+                          "held; the receive buffers' MR is deregistered "
+                          "meanwhile: a local error at siw2"),
+    "read-hold": (sc_read_hold, "any",
+                  "a Read of the region whose Response waits on a closed "
+                  "window while the region is deregistered, then a Write "
+                  "to it"),
+    "short-ulpdu": (sc_short_ulpdu, "any",
+                    "ULPDU_Length shorter than the DDP header it frames "
+                    "(RFC 5044 4.1, RFC 5041 4.2)"),
+    "read-resp-long": (sc_read_resp_long, "any",
+                       "a Read Response longer than the Read Request it "
+                       "answers (RFC 5040 4.4, 5.2)"),
     "send-term": (sc_send_term, "none",
                   "this peer sends a Terminate; none may come back "
                   "(RFC 5040 5.4)"),
@@ -842,6 +929,8 @@ def run_steps(conn, steps, a):
             conn.pump(lambda: conn.rx.events.count(st[1]) >= want)
         elif kind == "sleep":
             time.sleep(st[1])
+        elif kind == "resp_extra":
+            conn.rx.resp_extra = st[1]
         elif kind == "shutdown":
             try:
                 conn.sock.shutdown(socket.SHUT_WR)
@@ -946,7 +1035,7 @@ def rcvbuf_of(a):
     """read-beyond-ird: a small receive window stalls siw2's Read
     Responses, so that no IRD credit comes back while the requests
     arrive."""
-    if a.rcvbuf is None and a.scenario == "read-beyond-ird":
+    if a.rcvbuf is None and a.scenario in ("read-beyond-ird", "read-hold"):
         return 4096
     return a.rcvbuf
 
@@ -1121,6 +1210,8 @@ def main():
                        help="garbage: seed of the random octets")
         q.add_argument("--split", type=int, default=0,
                        help="send in chunks of this many octets")
+        q.add_argument("--hold", type=float, default=5,
+                       help="*-hold: seconds the rest is held back")
 
     for name in ("connect", "accept"):
         q = sub.add_parser(name)

@@ -25,6 +25,9 @@
  *   DRAINED                            -D: that receive's completion came;
  *                                      the WC lines between are in CQ order
  *   QP resetting                       -X: the QP goes to RESET now
+ *   DEREG region|receives ret=N us=N   -U: ibv_dereg_mr() of the region or
+ *                                      of the receive buffers returned N
+ *                                      after N microseconds
  *   DONE | TIMEOUT                     the end
  *
  *   peer_target server ADDR PORT [options]   accept one connection
@@ -48,6 +51,10 @@
  *              receive and poll until that receive completes
  *   -X MS      MS milliseconds after the connection is established, move
  *              the QP to RESET
+ *   -U MS      MS milliseconds after the connection is established,
+ *              deregister the region and the receive buffers' MR (their
+ *              memory stays allocated, so the REGION line at the end still
+ *              tells whether anything was written to it afterwards)
  *   -T SEC     give up after SEC seconds without a disconnect (default 30)
  *
  * The Private Data of the accept (server) or connect request (client) is
@@ -81,6 +88,7 @@ struct opts {
 	int read;
 	int drain_ms;
 	int reset_ms;
+	int dereg_ms;
 	int timeout_s;
 };
 
@@ -452,6 +460,30 @@ static void reset_qp(struct target *t)
 		printf("ERROR modify_qp(RESET): %s\n", strerror(errno));
 }
 
+static void dereg_one(const char *what, struct ibv_mr **mr)
+{
+	struct timespec a, b;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ret = ibv_dereg_mr(*mr);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("DEREG %s ret=%d us=%lld\n", what, ret,
+	       (long long)(b.tv_sec - a.tv_sec) * 1000000 +
+	       (b.tv_nsec - a.tv_nsec) / 1000);
+	if (!ret)
+		*mr = NULL;
+}
+
+/* Deregisters what a peer may be holding; the memory stays. */
+static void dereg_now(struct target *t)
+{
+	poll(NULL, 0, o->dereg_ms);
+	poll_cq(t);
+	dereg_one("region", &t->mr);
+	dereg_one("receives", &t->rmr);
+}
+
 static void report_region(const struct target *t)
 {
 	size_t i, first = o->mr_len, last = 0;
@@ -716,6 +748,8 @@ static int run(int server, const char *host, const char *port)
 				drain(&t);
 			if (o->reset_ms)
 				reset_qp(&t);
+			if (o->dereg_ms)
+				dereg_now(&t);
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
 			t.disconnected = 1;
@@ -763,6 +797,8 @@ static int set_opt(struct opts *p, const char *opt, const char *v)
 		p->drain_ms = atoi(v);
 	else if (!strcmp(opt, "-X") && atoi(v) > 0)
 		p->reset_ms = atoi(v);
+	else if (!strcmp(opt, "-U") && atoi(v) > 0)
+		p->dereg_ms = atoi(v);
 	else if (!strcmp(opt, "-T"))
 		p->timeout_s = atoi(v);
 	else

@@ -273,6 +273,101 @@ t_nomatch "reset-partial: no completions" '^WC ' "$T"
 t_nomatch "reset-partial: peer_target's verbs and CM calls succeed" '^ERROR' "$T"
 t_ok "reset-partial: no endpoint or QP left" gone
 
+# --- Deregistration while the peer holds a reference (issue 38; mr.c,
+# "Lifetime"): ibv_dereg_mr() returns at once whatever the peer does, the
+# STag is dead from that moment, and nothing the peer sends afterwards
+# lands in the memory, which peer_target keeps allocated to look.
+
+# dereg_fast NAME WHAT: "DEREG WHAT" succeeded within a second.
+dereg_fast() {
+	local us
+	us=$(sed -n "s/^DEREG $2 ret=0 us=\([0-9]*\)$/\1/p" <<<"$T")
+	if [ -n "$us" ] && [ "$us" -lt 1000000 ]; then
+		t_pass "$1: ibv_dereg_mr() of the $2 returns within one second ($us us)"
+	else
+		t_fail "$1: ibv_dereg_mr() of the $2 returns within one second" \
+			"$(grep '^DEREG' <<<"$T")"
+	fi
+}
+
+# The Write's first 1000 octets (offset 1024 on) may have been placed
+# before the deregistration; the 1048 held back must not be.
+n='dereg while a peer holds a partial Write'
+case_connect dereg-write write-partial-hold "-U 1500" ""
+dereg_fast "$n" region
+check_term dereg-write 'layer=ddp etype=1 ecode=0x00 hdrctl=MD .*copy=same' \
+	'DDP tagged buffer error, invalid STag, for the rest (RFC 5041 7.1)'
+last=$(sed -n 's/^REGION changed first=1024 last=\([0-9]*\)$/\1/p' <<<"$T")
+if grep -q '^REGION intact' <<<"$T" || { [ -n "$last" ] && [ "$last" -le 2023 ]; }; then
+	t_pass "$n: nothing after the deregistration reaches the memory"
+else
+	t_fail "$n: nothing after the deregistration reaches the memory" \
+		"$(grep '^REGION' <<<"$T")"
+fi
+
+n='dereg while a peer holds a partial Send'
+case_connect dereg-send send-partial-hold "-U 1500" ""
+dereg_fast "$n" receives
+t_match "$n: the receive completes in error" \
+	'^WC wr_id=0 status=LOC_PROT_ERR opcode=RECV' "$T"
+t_nomatch "$n: the receive does not complete successfully" \
+	'^WC .*status=SUCCESS opcode=RECV' "$T"
+check_term dereg-send 'layer=rdmap etype=0 ecode=0x00 ' \
+	'RDMAP local catastrophic error (RFC 5040 4.8)'
+
+# The Read Response stalls on the peer's closed window; the Write that
+# follows the deregistration is refused, and the Response is cut short.
+n='dereg while a peer holds a Read Response behind a zero window'
+case_connect dereg-read read-hold "-U 1500 -m 1048576" ""
+dereg_fast "$n" region
+t_match "$n: siw2 sends a Terminate" '^term ' "$(in_scenario)"
+t_nomatch "$n: no Read Response completes" '^read_resp .* data=' "$P"
+t_match "$n: siw2 closes the stream" '^(closed|reset)$' "$P"
+t_match "$n: the Write after the deregistration is not placed" \
+	'^REGION intact' "$T"
+check_target_end dereg-read
+
+# The process dies while the peer holds a partial Write: uverbs destroys
+# its objects in its own order, and none of them waits for the peer.
+n='process exit while a peer holds a partial Write'
+case_init
+in1 timeout 90 "$pt" server $A $port -T 60 >"$tmp/exit.t" 2>&1 &
+wait_for "$tmp/exit.t" 'LISTENING|ERROR'
+in2 timeout 80 python3 "$fp" connect $A $port write-partial-hold --hold 10 \
+	>"$tmp/exit.p" 2>&1 &
+wait_for "$tmp/exit.t" '^CM RDMA_CM_EVENT_ESTABLISHED' 30
+sleep 1
+pkill -KILL -x peer_target
+t_ended "$n: the killed process is gone within 10 s" peer_target 10
+t_ok "$n: no endpoint or QP left" gone
+# shellcheck disable=SC2016 # t_wait evaluates it
+t_wait '[ "$(obj mr)" = 0 ]' 10
+t_eq "$n: its MRs are freed" 0 "$(obj mr)"
+reap 40
+
+# --- The classes of the soft-RDMA CVEs of 2026 (issue 38), one case each
+# where no other case covers it already.
+n='cve class: ULPDU_Length shorter than the DDP header it carries'
+case_connect cve-short-ulpdu short-ulpdu "" ""
+t_match "$n: siw2 sends a Terminate" '^term ' "$(in_scenario)"
+t_match "$n: siw2 closes the stream" '^(closed|reset)$' "$P"
+t_match "$n: nothing is placed" '^REGION intact' "$T"
+t_nomatch "$n: no receive completes successfully" \
+	'^WC .*status=SUCCESS opcode=RECV' "$T"
+check_target_end cve-short-ulpdu
+
+n='cve class: a Read Response longer than the Read Request it answers'
+case_connect cve-read-resp-long read-resp-long "-R 0" ""
+t_match "$n: siw2 sends a Terminate" '^term ' "$(in_scenario)"
+t_match "$n: placement stops at the Request's length" '^REGION intact' "$T"
+t_nomatch "$n: the Read does not complete successfully" \
+	'^WC .*status=SUCCESS opcode=RDMA_READ' "$T"
+check_target_end cve-read-resp-long
+
+case_connect cve-first-fpdu ddp-version "" ""
+check_term cve-first-fpdu 'layer=ddp etype=2 ecode=0x06 hdrctl=- ' \
+	'for a header parse error on the first FPDU (cve class; RFC 5041 7.2)'
+
 echo 0 >"$params/mpa_p2p"
 case_accept valid-active valid "-s hello-from-siw2" ""
 t_match "siw2 initiator: the Request carries the region" \
@@ -371,5 +466,6 @@ check_target_end send-term
 # --- Nothing left behind
 t_ok "rdma link delete siw2_h" in1 rdma link delete siw2_h
 t_eq "no live siw2 objects" "$(siw2_objects_zero)" "$(cat "$dbg/objects")"
+t_ok "siw2 unloads after the cases" modprobe -r siw2
 
 t_done
