@@ -437,8 +437,9 @@ class Receiver:
         # 5040 5.2), a held RTR answer first.
         if size != 0 or not self.reply:
             return
-        if not first and self.resp_extra:
-            # More octets than the Request asked for.
+        if self.resp_extra:
+            # More octets than the Request asked for (sc_read_resp_long()
+            # runs as MPA initiator: siw2 sends no RTR).
             self.offending = tagged_hdr(OP_READ_RESP, sstag, sto)
             self.reply(fpdu(self.offending + b"L" * self.resp_extra))
             out("sent", "read_resp len=%d to a Request of size 0" %

@@ -309,18 +309,24 @@ n='dereg while a peer holds a partial Send'
 case_connect dereg-send send-partial-hold "-U 1500" ""
 dereg_fast "$n" receives
 t_match "$n: the receive completes in error" \
-	'^WC wr_id=0 status=LOC_PROT_ERR opcode=RECV' "$T"
+	'^WC wr_id=0 status=LOC_PROT_ERR ' "$T"
 t_nomatch "$n: the receive does not complete successfully" \
 	'^WC .*status=SUCCESS opcode=RECV' "$T"
 check_term dereg-send 'layer=rdmap etype=0 ecode=0x00 ' \
 	'RDMAP local catastrophic error (RFC 5040 4.8)'
 
 # The Read Response stalls on the peer's closed window; the Write that
-# follows the deregistration is refused, and the Response is cut short.
+# follows the deregistration is refused (the consumer hears of the access
+# error), and the Response is cut short. Whether the Terminate still gets
+# through this peer's 4 KiB window within the close's 2 s send timeout
+# depends on the emulator's pace, so it is not asked for.
 n='dereg while a peer holds a Read Response behind a zero window'
 case_connect dereg-read read-hold "-U 1500 -m 1048576" ""
 dereg_fast "$n" region
-t_match "$n: siw2 sends a Terminate" '^term ' "$(in_scenario)"
+t_match "$n: the Write after it is refused as an access error" \
+	'^ASYNC QP_ACCESS_ERR' "$T"
+t_nomatch "$n: nothing from siw2 but the Response and a Terminate" \
+	'^(send|write|violation|crc_bad|rtr) ' "$(in_scenario)"
 t_nomatch "$n: no Read Response completes" '^read_resp .* data=' "$P"
 t_match "$n: siw2 closes the stream" '^(closed|reset)$' "$P"
 t_match "$n: the Write after the deregistration is not placed" \
