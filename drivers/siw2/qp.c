@@ -734,6 +734,22 @@ int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return 0;
 	}
+	/*
+	 * Only the CM moves an iWARP QP to RTS, with the stream that RTS
+	 * needs under it (cm.c). A consumer's RTS (an IB consumer that
+	 * connects QPs by hand, with an address vector and the peer's QP
+	 * number) would have none: its work requests would wait for ever,
+	 * so it fails at once. RTR stays the consumer's: the rdma_cm itself
+	 * moves an iWARP QP through INIT and RTR before it connects, and a
+	 * QP in RTR sends nothing (siw2_qp_post_send() and the send engine
+	 * want RTS). RTS to RTS changes attributes only.
+	 */
+	if ((mask & IB_QP_STATE) && next == IB_QPS_RTS && cur != IB_QPS_RTS) {
+		ibdev_dbg(ibqp->device, "qp %u: RTS without a connection\n",
+			  ibqp->qp_num);
+		ret = -EINVAL;
+		goto unlock;
+	}
 	if (((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) ||
 	    !transition_ok(cur, next, mask)) {
 		ret = -EINVAL;

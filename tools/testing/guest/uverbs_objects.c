@@ -582,12 +582,14 @@ static void test_qp(struct ctx *c)
 			QP_RQ_PSN | QP_MAX_DEST_RD_ATOMIC |
 			QP_MIN_RNR_TIMER) == 0 && qp_state(&qp) == IB_QPS_RTR,
 	      "qp: INIT -> RTR (IB attributes)");
+	check(!query_qp(&qp, &q) && q.max_dest_rd_atomic == 4 &&
+	      q.rq_psn == 0x456 && q.qp_access_flags == 3,
+	      "qp: RTR attributes reported");
+	/* Only the CM moves an iWARP QP to RTS, with its connection. */
 	ret = modify_qp(&qp, IB_QPS_RTS, QP_TIMEOUT | QP_RETRY_CNT |
 			QP_RNR_RETRY | QP_SQ_PSN | QP_MAX_QP_RD_ATOMIC);
-	check(!ret && !query_qp(&qp, &q) && q.qp_state == IB_QPS_RTS &&
-	      q.max_rd_atomic == 4 && q.max_dest_rd_atomic == 4 &&
-	      q.sq_psn == 0x123 && q.rq_psn == 0x456 &&
-	      q.qp_access_flags == 3, "qp: RTR -> RTS, attributes reported");
+	check(ret == -EINVAL && qp_state(&qp) == IB_QPS_RTR,
+	      "qp: rts without a connection: RTR -> RTS refused (%d)", ret);
 
 	/* Work for the flush: 3 receives, 2 sends, no doorbells. */
 	for (i = 0; i < 3; i++)
@@ -596,7 +598,7 @@ static void test_qp(struct ctx *c)
 	post_sqe(&qp, 201, SIW2_OP_WRITE);
 	check(!poll_cqe(&cq, e), "qp: nothing completes without a peer");
 	check(modify_qp(&qp, IB_QPS_ERR, 0) == 0 &&
-	      qp_state(&qp) == IB_QPS_ERR, "qp: RTS -> ERR");
+	      qp_state(&qp) == IB_QPS_ERR, "qp: RTR -> ERR");
 	for (n = 0; n < 8 && poll_cqe(&cq, &e[n]); n++)
 		;
 	check(n == 5 && e[0].wr_id == 200 && e[1].wr_id == 201 &&
@@ -637,7 +639,8 @@ static void test_qp(struct ctx *c)
 
 	/*
 	 * Attributes outside their IB fields' ranges are refused, in the
-	 * transitions that take them (INIT -> RTR, RTR -> RTS).
+	 * transitions that take them (INIT -> RTR; RTR -> RTS, which a
+	 * consumer is refused anyway, and RTS -> RTS).
 	 */
 	check(set_attr(&qp, IB_QPS_RTR, QP_PATH_MTU, 0) == -EINVAL &&
 	      set_attr(&qp, IB_QPS_RTR, QP_PATH_MTU, 6) == -EINVAL &&
@@ -651,8 +654,9 @@ static void test_qp(struct ctx *c)
 	      set_attr(&qp, IB_QPS_RTS, QP_RNR_RETRY, 8) == -EINVAL &&
 	      qp_state(&qp) == IB_QPS_RTR,
 	      "qp: timeout or retry counts out of range refused");
-	check(set_attr(&qp, IB_QPS_RTS, QP_TIMEOUT, 31) == 0,
-	      "qp: RTR -> RTS with the largest timeout");
+	check(set_attr(&qp, IB_QPS_RTS, QP_TIMEOUT, 31) == -EINVAL &&
+	      qp_state(&qp) == IB_QPS_RTR,
+	      "qp: rts without a connection: refused with attributes in range");
 
 	/* A lying producer index: the QP goes to ERR, QP_FATAL once. */
 	store_rel(&qp.sq.ctl->prod, qp.sq_prod + 1000);

@@ -5,7 +5,8 @@
  * directly, from softirq, legacy with handlers), QPs and their state
  * machine, posting and flushing, ib_drain_qp(), SRQs and fast
  * registration MRs. No connection is made: what a peer would do is not
- * tested here.
+ * tested here, and without one a QP gets no further than RTR (only the
+ * CM moves an iWARP QP to RTS), so work is posted in RTR and ERR.
  *
  * Loaded by the guest suite "objects" with dev=<ibdev>; runs at load time,
  * prints one line per check to the kernel log ("ok   - ..." or
@@ -120,16 +121,12 @@ static enum ib_qp_state qp_state(struct ib_qp *qp, struct ib_qp_attr *a)
 	return a->qp_state;
 }
 
-/* INIT -> RTR -> RTS as the iWARP CM does it, then RTS from RTR. */
-static int to_rts(struct ib_qp *qp)
+/* INIT -> RTR as the rdma_cm does it before it connects an iWARP QP. */
+static int to_rtr(struct ib_qp *qp)
 {
 	struct ib_qp_attr a = { .qp_access_flags = IB_ACCESS_REMOTE_WRITE };
-	int ret;
 
-	ret = set_state(qp, IB_QPS_RTR, IB_QP_ACCESS_FLAGS, &a);
-	if (ret)
-		return ret;
-	return set_state(qp, IB_QPS_RTS, 0, NULL);
+	return set_state(qp, IB_QPS_RTR, IB_QP_ACCESS_FLAGS, &a);
 }
 
 static int post_send(struct ib_qp *qp, u64 wr_id, int flags)
@@ -291,22 +288,19 @@ static void test_qp_states(struct env *e, struct ib_cq *cq)
 	CHECK(set_state(qp, IB_QPS_RTR, IB_QP_ACCESS_FLAGS | IB_QP_PORT,
 			&a) == 0 && qp_state(qp, NULL) == IB_QPS_RTR,
 	      "states: INIT -> RTR with the iWARP CM's attributes");
-	a.max_rd_atomic = 200;
-	CHECK(set_state(qp, IB_QPS_RTS, IB_QP_MAX_QP_RD_ATOMIC, &a) == -EINVAL,
-	      "states: max_rd_atomic 200 beyond the device's ORD refused");
+	/* Only the CM, with a stream to go with it, moves a QP to RTS. */
 	a.max_rd_atomic = 4;
-	CHECK(set_state(qp, IB_QPS_RTS, IB_QP_MAX_QP_RD_ATOMIC, &a) == 0 &&
-	      qp_state(qp, &a) == IB_QPS_RTS && a.max_rd_atomic == 4,
-	      "states: RTR -> RTS, max_rd_atomic 4 kept");
+	CHECK(set_state(qp, IB_QPS_RTS, IB_QP_MAX_QP_RD_ATOMIC, &a) == -EINVAL &&
+	      qp_state(qp, NULL) == IB_QPS_RTR,
+	      "states: rts without a connection refused (RTR -> RTS), stays in RTR");
+	CHECK(post_send(qp, 1, IB_SEND_SIGNALED) == -EINVAL,
+	      "states: rts without a connection: post_send in RTR refused, nothing waits");
 	CHECK(ib_modify_qp(qp, &a, IB_QP_PORT) == 0,
 	      "states: the rdma_cm's port-only modify accepted");
 	CHECK(set_state(qp, IB_QPS_INIT, 0, NULL) == -EINVAL,
-	      "states: RTS -> INIT refused");
-	CHECK(set_state(qp, IB_QPS_SQD, 0, NULL) == 0 &&
-	      qp_state(qp, NULL) == IB_QPS_SQD,
-	      "states: RTS -> SQD (the iWARP CM's graceful disconnect)");
+	      "states: RTR -> INIT refused");
 	CHECK(set_state(qp, IB_QPS_ERR, 0, NULL) == 0 &&
-	      qp_state(qp, NULL) == IB_QPS_ERR, "states: RTS -> ERR");
+	      qp_state(qp, NULL) == IB_QPS_ERR, "states: RTR -> ERR");
 	CHECK(poll_all(cq, e->wc) == 1 &&
 	      e->wc[0].status == IB_WC_WR_FLUSH_ERR,
 	      "states: the receive posted in INIT is flushed");
@@ -334,9 +328,20 @@ static void test_post_flush(struct env *e, struct ib_cq *scq,
 	CHECK(!IS_ERR(qp), "flush: create");
 	if (IS_ERR(qp))
 		return;
-	CHECK(to_rts(qp) == 0, "flush: INIT -> RTR -> RTS");
+	CHECK(to_rtr(qp) == 0, "flush: INIT -> RTR");
 	for (i = 0; i < 3; i++)
 		post_recv(qp, 100 + i);
+	CHECK(poll_all(scq, e->wc) == 0 && poll_all(rcq, e->wc) == 0,
+	      "flush: nothing completes without a peer");
+	CHECK(set_state(qp, IB_QPS_ERR, 0, NULL) == 0, "flush: RTR -> ERR");
+	n = poll_all(rcq, e->wc);
+	ok = n == 3;
+	for (i = 0; ok && i < n; i++)
+		ok = e->wc[i].status == IB_WC_WR_FLUSH_ERR &&
+		     e->wc[i].opcode == IB_WC_RECV && e->wc[i].wr_id == 100 + i;
+	CHECK(ok, "flush: 3 receives flushed in order (%d)", n);
+
+	/* In ERR a send is checked as in RTS, then flushed. */
 	CHECK(post_send(qp, 200, IB_SEND_SIGNALED) == 0,
 	      "flush: signaled send posted");
 	CHECK(post_send(qp, 201, 0) == 0, "flush: unsignaled send posted");
@@ -380,10 +385,6 @@ static void test_post_flush(struct env *e, struct ib_cq *scq,
 	swr[0].num_sge = 0;
 	CHECK(ib_post_send(qp, swr, &sbad) == -EINVAL, "flush: opcode 77 refused");
 
-	CHECK(poll_all(scq, e->wc) == 0 && poll_all(rcq, e->wc) == 0,
-	      "flush: nothing completes without a peer");
-	CHECK(set_state(qp, IB_QPS_ERR, 0, NULL) == 0, "flush: RTS -> ERR");
-
 	n = poll_all(scq, e->wc);
 	ok = n == 4;
 	for (i = 0; ok && i < n; i++)
@@ -391,12 +392,6 @@ static void test_post_flush(struct env *e, struct ib_cq *scq,
 		     e->wc[i].qp == qp &&
 		     e->wc[i].wr_id == (i < 3 ? 200 + i : 203);
 	CHECK(ok, "flush: 4 sends, unsignaled too, flushed in order (%d)", n);
-	n = poll_all(rcq, e->wc);
-	ok = n == 3;
-	for (i = 0; ok && i < n; i++)
-		ok = e->wc[i].status == IB_WC_WR_FLUSH_ERR &&
-		     e->wc[i].opcode == IB_WC_RECV && e->wc[i].wr_id == 100 + i;
-	CHECK(ok, "flush: 3 receives flushed in order (%d)", n);
 
 	CHECK(post_send(qp, 300, 0) == 0 && poll_all(scq, e->wc) == 1 &&
 	      e->wc[0].wr_id == 300 && e->wc[0].status == IB_WC_WR_FLUSH_ERR,
@@ -444,25 +439,26 @@ static void test_drain(struct env *e)
 	CHECK(!IS_ERR(qp), "drain: create");
 	if (IS_ERR(qp))
 		goto out_cq;
-	CHECK(to_rts(qp) == 0, "drain: to RTS");
+	/* Receives wait in RTR; sends need RTS, which takes a connection. */
+	CHECK(to_rtr(qp) == 0, "drain: to RTR");
 	for (i = 0; i < 8; i++) {
 		d[i].cqe.done = drain_done;
 		d[i].count = &count;
 		d[i].status = IB_WC_SUCCESS;
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 8; i++) {
 		rwr.wr_cqe = &d[i].cqe;
 		ib_post_recv(qp, &rwr, &rbad);
-		swr.wr_cqe = &d[4 + i].cqe;
-		swr.opcode = IB_WR_SEND;
-		swr.send_flags = i & 1 ? IB_SEND_SIGNALED : 0;
-		ib_post_send(qp, &swr, &sbad);
 	}
+	swr.wr_cqe = &d[0].cqe;
+	swr.opcode = IB_WR_SEND;
+	CHECK(ib_post_send(qp, &swr, &sbad) == -EINVAL,
+	      "drain: a send in RTR refused");
 	ib_drain_qp(qp);
 	ok = atomic_read(&count) == 8;
 	for (i = 0; ok && i < 8; i++)
 		ok = d[i].status == IB_WC_WR_FLUSH_ERR;
-	CHECK(ok, "drain: ib_drain_qp() returned, all 8 WRs flushed (%d)",
+	CHECK(ok, "drain: ib_drain_qp() returned, all 8 receives flushed (%d)",
 	      atomic_read(&count));
 	ib_destroy_qp(qp);
 out_cq:
@@ -524,11 +520,11 @@ static void test_notify(struct env *e)
 	CHECK(!IS_ERR(qp), "notify: create");
 	if (IS_ERR(qp))
 		goto out_cq;
-	to_rts(qp);
+	to_rtr(qp);
 
 	CHECK(ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) == 0, "notify: arm");
-	post_send(qp, 1, IB_SEND_SIGNALED);
-	post_send(qp, 2, IB_SEND_SIGNALED);
+	post_recv(qp, 1);
+	post_recv(qp, 2);
 	CHECK(atomic_read(&n.comp) == 0, "notify: no event without completions");
 	set_state(qp, IB_QPS_ERR, 0, NULL);
 	CHECK(atomic_read(&n.comp) == 1,
@@ -631,7 +627,7 @@ static void test_srq(struct env *e)
 	if (IS_ERR(qp))
 		goto out_cq;
 	CHECK(post_recv(qp, 1) == -EINVAL, "srq: post_recv on the QP refused");
-	to_rts(qp);
+	to_rtr(qp);
 	set_state(qp, IB_QPS_ERR, 0, NULL);
 	CHECK(atomic_read(&n.last_wqe) == 1,
 	      "srq: IB_EVENT_QP_LAST_WQE_REACHED on entering ERR");
@@ -664,7 +660,7 @@ static void test_srq_drain(struct env *e)
 	qp = make_qp(e, cq, cq, srq, 8, NULL, NULL);
 	if (IS_ERR(qp))
 		goto out_cq;
-	to_rts(qp);
+	to_rtr(qp);
 	ib_drain_qp(qp);
 	CHECK(time_before(jiffies, t0 + 5 * HZ),
 	      "srq: ib_drain_qp() returns promptly (%u ms)",
@@ -722,7 +718,9 @@ static void test_mr(struct env *e, struct ib_cq *cq)
 	qp = make_qp(e, cq, cq, NULL, 8, NULL, NULL);
 	if (IS_ERR(qp))
 		goto out_pages;
-	to_rts(qp);
+	/* Posted in ERR: checked as in RTS, then flushed. */
+	to_rtr(qp);
+	set_state(qp, IB_QPS_ERR, 0, NULL);
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	reg.wr.opcode = IB_WR_REG_MR;
 	reg.wr.wr_id = 1;
@@ -735,7 +733,6 @@ static void test_mr(struct env *e, struct ib_cq *cq)
 	inv.wr_id = 2;
 	inv.ex.invalidate_rkey = mr->rkey;
 	CHECK(ib_post_send(qp, &inv, &sbad) == 0, "mr: LOCAL_INV posted");
-	set_state(qp, IB_QPS_ERR, 0, NULL);
 	n = poll_all(cq, e->wc);
 	CHECK(n == 2 && e->wc[0].opcode == IB_WC_REG_MR &&
 	      e->wc[1].opcode == IB_WC_LOCAL_INV &&
@@ -750,7 +747,8 @@ static void test_mr(struct env *e, struct ib_cq *cq)
 			/* The QP is on e->pd; an MR of another PD is refused. */
 			struct ib_mr *mr2 = ib_alloc_mr(pd2, IB_MR_TYPE_MEM_REG, 4);
 
-			to_rts(qp);
+			to_rtr(qp);
+			set_state(qp, IB_QPS_ERR, 0, NULL);
 			if (!IS_ERR(mr2)) {
 				reg.mr = mr2;
 				reg.key = mr2->rkey;
