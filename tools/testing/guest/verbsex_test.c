@@ -65,6 +65,16 @@
  *   the RDMA CM, which has no other way in, is left alone (the client's
  *   exit ends the connection).
  *
+ *   verbsex_test rts DEV [-T SEC]
+ *
+ * Two QPs of DEV moved RESET -> INIT -> RTR -> RTS with ibv_modify_qp()
+ * and IB attributes, each naming the other as its destination, as
+ * rdma-core's own tests connect RC QPs (test_cq_events_rc, say). An
+ * iWARP QP has a connection only through the CM: the move to RTS must be
+ * refused with EINVAL, so that no work request waits for a stream that
+ * never comes; a Send posted anyway is flushed once the QP goes to ERR,
+ * and the QPs are reset, used again and destroyed.
+ *
  * -T SEC bounds every wait (default 60).
  */
 #define _GNU_SOURCE
@@ -1185,16 +1195,244 @@ out:
 	return failures ? 1 : 0;
 }
 
+/* ---- MODE rts: a QP moved to RTS without a connection ---- */
+
+static int rts_modify(struct ibv_qp *qp, enum ibv_qp_state state,
+		      struct ibv_qp_attr *a, int mask)
+{
+	a->qp_state = state;
+	return ibv_modify_qp(qp, a, IBV_QP_STATE | mask);
+}
+
+static enum ibv_qp_state rts_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		return (enum ibv_qp_state)-1;
+	return a.qp_state;
+}
+
+/* RESET -> INIT -> RTR as an IB consumer does it, towards @dest_qpn. */
+static int rts_to_rtr(struct ibv_qp *qp, uint32_t dest_qpn,
+		      const union ibv_gid *gid, uint16_t lid)
+{
+	struct ibv_qp_attr a = {};
+	int err;
+
+	err = rts_modify(qp, IBV_QPS_RESET, &a, 0);
+	if (err)
+		return err;
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ;
+	err = rts_modify(qp, IBV_QPS_INIT, &a, IBV_QP_PKEY_INDEX |
+			 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = 0x100;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.sgid_index = 0;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.dlid = lid;
+	a.ah_attr.port_num = 1;
+	return rts_modify(qp, IBV_QPS_RTR, &a, IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+}
+
+static int rts_to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.sq_psn = 0x100,
+		.max_rd_atomic = 1,
+	};
+
+	return rts_modify(qp, IBV_QPS_RTS, &a, IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Polls @cq for one completion for at most @secs seconds. */
+static int rts_poll(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
+{
+	double end = now_s() + secs;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n;
+		usleep(10000);
+	} while (now_s() < end);
+	return 0;
+}
+
+static int run_rts(const char *name)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+	};
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	struct ibv_port_attr port;
+	struct ibv_qp *qp[2] = {};
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_recv_wr rwr = {}, *rbad;
+	struct ibv_send_wr swr = {}, *sbad;
+	struct ibv_qp_attr a = {};
+	static char buf[256];
+	struct ibv_sge sge;
+	union ibv_gid gid;
+	struct ibv_wc wc = {};
+	double t0;
+	int i, err, ok;
+
+	who = "rts";
+	list = ibv_get_device_list(NULL);
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	if (!ctx || ibv_query_port(ctx, 1, &port) ||
+	    ibv_query_gid(ctx, 1, 0, &gid)) {
+		check(false, "rts without a connection: device, port and GID 0",
+		      "%s: %s", name, strerror(errno));
+		return 1;
+	}
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	mr = cq ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) :
+		  NULL;
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	for (i = 0; mr && i < 2; i++)
+		qp[i] = ibv_create_qp(pd, &qa);
+	if (!qp[0] || !qp[1]) {
+		check(false, "rts without a connection: PD, CQ, MR, two QPs",
+		      "%s", strerror(errno));
+		goto out;
+	}
+
+	for (i = 0; i < 2; i++) {
+		err = rts_to_rtr(qp[i], qp[1 - i]->qp_num, &gid, port.lid);
+		check(!err && rts_state(qp[i]) == IBV_QPS_RTR,
+		      i ? "rts without a connection: second QP RESET -> INIT -> RTR (AV, dest QPN)" :
+			  "rts without a connection: first QP RESET -> INIT -> RTR (AV, dest QPN)",
+		      "%s, state %d", strerror(err), rts_state(qp[i]));
+	}
+	err = rts_to_rts(qp[0]);
+	check(err == EINVAL && rts_state(qp[0]) == IBV_QPS_RTR,
+	      "rts without a connection: RTR -> RTS with IB attributes refused (EINVAL), the QP stays in RTR",
+	      "modify: %s, state %d", err ? strerror(err) : "accepted",
+	      rts_state(qp[0]));
+	a.port_num = 1;
+	err = ibv_modify_qp(qp[1], &a, IBV_QP_PORT);
+	check(!err, "rts without a connection: the rdma_cm's port-only modify is still accepted",
+	      "%s", strerror(err));
+	err = rts_to_rts(qp[1]);
+	check(err == EINVAL && rts_state(qp[1]) == IBV_QPS_RTR,
+	      "rts without a connection: refused for the second QP too",
+	      "modify: %s, state %d", err ? strerror(err) : "accepted",
+	      rts_state(qp[1]));
+
+	/*
+	 * What a consumer that ignored the error would do next: a receive
+	 * on one QP, a Send on the other. libsiw2 queues the Send (work
+	 * posted before a connection runs once connected); nothing runs it
+	 * without one, and ERR flushes it at once.
+	 */
+	sge.addr = (uintptr_t)buf;
+	sge.length = 64;
+	sge.lkey = mr->lkey;
+	rwr.wr_id = 1;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	err = ibv_post_recv(qp[1], &rwr, &rbad);
+	check(!err, "rts without a connection: a receive posted in RTR", "%s",
+	      strerror(err));
+	swr.wr_id = 2;
+	swr.sg_list = &sge;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	err = ibv_post_send(qp[0], &swr, &sbad);
+	info("ibv_post_send on a QP in state %d: %s", rts_state(qp[0]),
+	     err ? strerror(err) : "queued");
+	check(rts_poll(cq, &wc, 1) == 0,
+	      "rts without a connection: nothing is sent or received", "wr_id %llu status %s",
+	      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	t0 = now_s();
+	ok = !rts_modify(qp[0], IBV_QPS_ERR, &a, 0) &&
+	     !rts_modify(qp[1], IBV_QPS_ERR, &a, 0);
+	for (i = 0; ok && i < (err ? 1 : 2); i++)
+		ok = rts_poll(cq, &wc, timeout_s) == 1 &&
+		     wc.status == IBV_WC_WR_FLUSH_ERR;
+	check(ok, "rts without a connection: ERR flushes what was posted, nothing waits",
+	      "after %.1f s: wr_id %llu status %s", now_s() - t0,
+	      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+
+	ok = 1;
+	for (i = 0; i < 2; i++) {
+		memset(&a, 0, sizeof(a));
+		a.port_num = 1;
+		a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+		ok = ok && !rts_modify(qp[i], IBV_QPS_RESET, &a, 0) &&
+		     !rts_modify(qp[i], IBV_QPS_INIT, &a, IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) &&
+		     rts_modify(qp[i], IBV_QPS_RTS, &a, 0) == EINVAL &&
+		     rts_state(qp[i]) == IBV_QPS_INIT;
+	}
+	check(ok, "rts without a connection: the QPs are reset and usable again (INIT, INIT -> RTS refused)",
+	      "no");
+out:
+	ok = 1;
+	for (i = 0; i < 2; i++)
+		if (qp[i])
+			ok = !ibv_destroy_qp(qp[i]) && ok;
+	if (mr)
+		ok = !ibv_dereg_mr(mr) && ok;
+	if (cq)
+		ok = !ibv_destroy_cq(cq) && ok;
+	if (pd)
+		ok = !ibv_dealloc_pd(pd) && ok;
+	check(ok && qp[0] && qp[1], "rts without a connection: QPs, CQ, MR and PD destroyed",
+	      "failed");
+	ibv_close_device(ctx);
+	info("DONE");
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = "main";
-	int i;
+	int i, first = 4;
 
-	if (argc < 4) {
-		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv|badsqe|badinline|badrqe|rtrread|setuid] [-T SEC]\n");
+	if (argc >= 3 && !strcmp(argv[1], "rts"))
+		first = 3;
+	else if (argc < 4) {
+		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv|badsqe|badinline|badrqe|rtrread|setuid] [-T SEC]\n"
+			"       verbsex_test rts DEV [-T SEC]\n");
 		return 2;
 	}
-	for (i = 4; i + 1 < argc; i += 2) {
+	for (i = first; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "-m"))
 			mode = argv[i + 1];
 		else if (!strcmp(argv[i], "-T"))
@@ -1203,6 +1441,8 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (first == 3)
+		return run_rts(argv[2]);
 	if (!strcmp(argv[1], "server"))
 		return run_server(argv[2], argv[3], mode);
 	if (!strcmp(argv[1], "client"))

@@ -19,7 +19,9 @@
 # connection. A Read whose Request follows a zero-length Read RTR's, its
 # answer arriving while the Read is outstanding; and a process
 # that gives up root for nobody after connecting, whose doorbells the
-# kernel then refuses by write().
+# kernel then refuses by write(). And two QPs moved to RTS with
+# ibv_modify_qp() and IB attributes, as rdma-core's tests connect RC QPs:
+# without a connection the move is refused and nothing waits.
 . "$(dirname "$0")/../lib.sh"
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -97,6 +99,14 @@ else
 fi
 reap 0
 t_wait "in2 ping -c 1 -W 1 $A4" 10
+
+# --- RTS without a connection (issue 38): refused, nothing waits
+in1 timeout 60 "$vxt" rts siw2_vx1 -T 10 >"$tmp/rts.out" 2>&1
+st=$?
+t_lines "" <"$tmp/rts.out"
+grep -q '^rts DONE' "$tmp/rts.out" ||
+	t_fail "rts without a connection: the test ran to its end (exit $st)" \
+		"$(tail -n 5 "$tmp/rts.out")"
 
 # runpair NAME MODE: verbsex_test server in vx1, client in vx2; each of
 # their PASS/FAIL lines is a check of this suite.
