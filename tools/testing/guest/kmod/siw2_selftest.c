@@ -13,14 +13,23 @@
  * "FAIL - ...") and a summary, and leaves the counts in
  * /sys/module/siw2_selftest/parameters/{passed,failed}. Every object it
  * creates is destroyed before init returns.
+ *
+ * With inval_addr= and inval_port= it runs none of that but serves one
+ * connection to a peer instead (the hostile suite's remote invalidation
+ * case, see "Remote invalidation" below).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/completion.h>
+#include <linux/inet.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/nsproxy.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
 static char *dev = "siw2_0";
 module_param(dev, charp, 0444);
@@ -767,11 +776,393 @@ out_pages:
 	CHECK(ib_dereg_mr(mr) == 0, "mr: dereg");
 }
 
+/*
+ * Remote invalidation while transmit stalls (issue 38). With inval_port
+ * set, the module listens with the rdma_cm on inval_addr:inval_port in
+ * the network namespace of the process that loads it (`ip netns exec NS
+ * modprobe ...`) and serves one connection at a time as a kernel ULP
+ * would: a fast registration MR over INV_PAGES pages holding peer_target.c's
+ * pattern (octet i is (7 * i + (i >> 8)) & 0xff) is offered for remote
+ * Read in the accept's Private Data ("stag=.. to=.. len=.."), registered
+ * once the connection is up and followed by a Send "ready". A receive
+ * that completes with the invalidation of that STag gives the pages back
+ * to the ULP, which reuses them: INV_CANARY is written over all of them.
+ * From then on no octet of the canary may reach the peer. The module
+ * reports on "inval: " lines and counts such receives in inval_seen. A
+ * connection's objects go when it ends, the listener at unload (which
+ * must come before the device's removal).
+ */
+static char *inval_addr;
+module_param(inval_addr, charp, 0444);
+MODULE_PARM_DESC(inval_addr, "IPv4 address to listen on (invalidation mode)");
+static int inval_port;
+module_param(inval_port, int, 0444);
+MODULE_PARM_DESC(inval_port, "port to listen on; 0: run the selftest");
+static int inval_seen;
+module_param(inval_seen, int, 0444);
+
+#define INV_PAGES 64
+#define INV_RECVS 4
+#define INV_RECV_LEN 64
+#define INV_CANARY 0xca
+
+struct inv_conn {
+	struct rdma_cm_id *id;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_mr *mr;
+	struct page *pages[INV_PAGES];
+	struct scatterlist sg[INV_PAGES];
+	int nsg;
+	u8 *rbuf;
+	u64 rbuf_dma;
+	struct ib_cqe recv_cqe;
+	struct ib_cqe send_cqe;
+	bool ending;			/* free_work queued; the CM handler's */
+	struct work_struct free_work;
+};
+
+static struct rdma_cm_id *inv_listen;
+static struct workqueue_struct *inv_wq;	/* the connections' releases */
+static DEFINE_MUTEX(inv_lock);
+static struct inv_conn *inv_conn;	/* the live connection, inv_lock */
+
+static void inv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct inv_conn *c = cq->cq_context;
+	int i;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info("inval: receive status %d\n", wc->status);
+		return;
+	}
+	if (!(wc->wc_flags & IB_WC_WITH_INVALIDATE) ||
+	    wc->ex.invalidate_rkey != c->mr->rkey) {
+		pr_info("inval: receive of %u octets, no invalidation of 0x%08x\n",
+			wc->byte_len, c->mr->rkey);
+		return;
+	}
+	/* The region is the ULP's again: it reuses the pages. */
+	for (i = 0; i < INV_PAGES; i++)
+		memset(page_address(c->pages[i]), INV_CANARY, PAGE_SIZE);
+	WRITE_ONCE(inval_seen, inval_seen + 1);
+	pr_info("inval: receive with invalidation of stag 0x%08x, canary 0x%02x written over %lu octets\n",
+		wc->ex.invalidate_rkey, INV_CANARY, INV_PAGES * PAGE_SIZE);
+}
+
+static void inv_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_info("inval: send queue opcode %d status %d\n", wc->opcode,
+			wc->status);
+}
+
+/* Releases what inv_setup() made; @c->id is the caller's. */
+static void inv_release(struct inv_conn *c)
+{
+	struct ib_device *dev = c->id->device;
+	int i;
+
+	if (c->id->qp) {
+		ib_drain_qp(c->id->qp);
+		rdma_destroy_qp(c->id);
+	}
+	if (c->mr)
+		ib_dereg_mr(c->mr);
+	if (c->nsg > 0)
+		ib_dma_unmap_sg(dev, c->sg, INV_PAGES, DMA_BIDIRECTIONAL);
+	for (i = 0; i < INV_PAGES; i++)
+		if (c->pages[i])
+			__free_page(c->pages[i]);
+	if (c->rbuf) {
+		if (c->rbuf_dma)
+			ib_dma_unmap_single(dev, c->rbuf_dma,
+					    INV_RECVS * INV_RECV_LEN,
+					    DMA_FROM_DEVICE);
+		kfree(c->rbuf);
+	}
+	if (!IS_ERR_OR_NULL(c->cq))
+		ib_free_cq(c->cq);
+	if (!IS_ERR_OR_NULL(c->pd))
+		ib_dealloc_pd(c->pd);
+}
+
+static int inv_setup(struct inv_conn *c)
+{
+	struct ib_device *dev = c->id->device;
+	struct ib_qp_init_attr qa = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = INV_RECVS,
+			 .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = 16 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	const struct ib_recv_wr *rbad;
+	struct ib_recv_wr rwr = {};
+	struct ib_sge sge;
+	u32 i, k;
+	u8 *p;
+	int ret;
+
+	c->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(c->pd))
+		return PTR_ERR(c->pd);
+	c->cq = ib_alloc_cq(dev, c, 16, 0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(c->cq))
+		return PTR_ERR(c->cq);
+	qa.send_cq = c->cq;
+	qa.recv_cq = c->cq;
+	ret = rdma_create_qp(c->id, c->pd, &qa);
+	if (ret)
+		return ret;
+	c->mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, INV_PAGES);
+	if (IS_ERR(c->mr)) {
+		ret = PTR_ERR(c->mr);
+		c->mr = NULL;
+		return ret;
+	}
+	sg_init_table(c->sg, INV_PAGES);
+	for (i = 0; i < INV_PAGES; i++) {
+		c->pages[i] = alloc_page(GFP_KERNEL);
+		if (!c->pages[i])
+			return -ENOMEM;
+		p = page_address(c->pages[i]);
+		for (k = 0; k < PAGE_SIZE; k++) {
+			u32 o = i * PAGE_SIZE + k;
+
+			p[k] = (7 * o + (o >> 8)) & 0xff;
+		}
+		sg_set_page(&c->sg[i], c->pages[i], PAGE_SIZE, 0);
+	}
+	c->nsg = ib_dma_map_sg(dev, c->sg, INV_PAGES, DMA_BIDIRECTIONAL);
+	if (c->nsg <= 0)
+		return -EIO;
+	if (ib_map_mr_sg(c->mr, c->sg, c->nsg, NULL, PAGE_SIZE) != c->nsg)
+		return -EINVAL;
+	ib_update_fast_reg_key(c->mr, ib_inc_rkey(c->mr->rkey));
+
+	c->rbuf = kzalloc(INV_RECVS * INV_RECV_LEN, GFP_KERNEL);
+	if (!c->rbuf)
+		return -ENOMEM;
+	c->rbuf_dma = ib_dma_map_single(dev, c->rbuf, INV_RECVS * INV_RECV_LEN,
+					DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev, c->rbuf_dma)) {
+		c->rbuf_dma = 0;
+		return -EIO;
+	}
+	c->recv_cqe.done = inv_recv_done;
+	c->send_cqe.done = inv_send_done;
+	for (i = 0; i < INV_RECVS; i++) {
+		sge.addr = c->rbuf_dma + i * INV_RECV_LEN;
+		sge.length = INV_RECV_LEN;
+		sge.lkey = c->pd->local_dma_lkey;
+		rwr.wr_cqe = &c->recv_cqe;
+		rwr.sg_list = &sge;
+		rwr.num_sge = 1;
+		ret = ib_post_recv(c->id->qp, &rwr, &rbad);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void inv_free_work(struct work_struct *w)
+{
+	struct inv_conn *c = container_of(w, struct inv_conn, free_work);
+	bool mine;
+
+	mutex_lock(&inv_lock);
+	mine = inv_conn == c;
+	if (mine)
+		inv_conn = NULL;
+	mutex_unlock(&inv_lock);
+	/* Otherwise module exit took it. */
+	if (!mine)
+		return;
+	inv_release(c);
+	rdma_destroy_id(c->id);
+	pr_info("inval: connection released\n");
+	kfree(c);
+}
+
+static int inv_connect(struct rdma_cm_id *id)
+{
+	struct rdma_conn_param cp = {
+		.responder_resources = 4,
+		.initiator_depth = 1,
+	};
+	struct inv_conn *c;
+	char pdata[64];
+	int ret;
+
+	mutex_lock(&inv_lock);
+	if (inv_conn) {
+		mutex_unlock(&inv_lock);
+		pr_info("inval: a second connection refused\n");
+		return -EBUSY;	/* the rdma_cm destroys @id */
+	}
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		mutex_unlock(&inv_lock);
+		return -ENOMEM;
+	}
+	c->id = id;
+	INIT_WORK(&c->free_work, inv_free_work);
+	ret = inv_setup(c);
+	if (ret) {
+		pr_info("inval: setup failed (%d)\n", ret);
+		goto fail;
+	}
+	snprintf(pdata, sizeof(pdata), "stag=0x%08x to=0x%llx len=%llu",
+		 c->mr->rkey, c->mr->iova, c->mr->length);
+	cp.private_data = pdata;
+	cp.private_data_len = strlen(pdata);
+	id->context = c;
+	ret = rdma_accept(id, &cp);
+	if (ret) {
+		pr_info("inval: rdma_accept failed (%d)\n", ret);
+		id->context = NULL;
+		goto fail;
+	}
+	inv_conn = c;
+	mutex_unlock(&inv_lock);
+	pr_info("inval: accepted, %s\n", pdata);
+	return 0;
+fail:
+	inv_release(c);
+	kfree(c);
+	mutex_unlock(&inv_lock);
+	return ret;
+}
+
+/* The QP is in RTS: register the region, then tell the peer. */
+static void inv_established(struct inv_conn *c)
+{
+	static const char ready[] = "ready";
+	const struct ib_send_wr *bad;
+	struct ib_reg_wr reg = {};
+	struct ib_send_wr snd = {};
+	struct ib_sge sge = {
+		.addr = (uintptr_t)ready,
+		.length = sizeof(ready) - 1,
+	};
+	int ret;
+
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_cqe = &c->send_cqe;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.wr.next = &snd;
+	reg.mr = c->mr;
+	reg.key = c->mr->rkey;
+	reg.access = IB_ACCESS_REMOTE_READ | IB_ACCESS_LOCAL_WRITE;
+	snd.opcode = IB_WR_SEND;
+	snd.wr_cqe = &c->send_cqe;
+	snd.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;
+	snd.sg_list = &sge;
+	snd.num_sge = 1;
+	ret = ib_post_send(c->id->qp, &reg.wr, &bad);
+	pr_info("inval: established, REG_MR of stag 0x%08x and Send posted (%d)\n",
+		c->mr->rkey, ret);
+}
+
+static int inv_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct inv_conn *c = id->context;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return inv_connect(id);
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (c)
+			inv_established(c);
+		return 0;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		pr_info("inval: %s\n", rdma_event_msg(ev->event));
+		if (c && !c->ending) {
+			c->ending = true;
+			queue_work(inv_wq, &c->free_work);
+		}
+		return 0;
+	default:
+		pr_info("inval: %s (%d)\n", rdma_event_msg(ev->event),
+			ev->status);
+		return 0;
+	}
+}
+
+static int inv_start(void)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(inval_port),
+	};
+	struct rdma_cm_id *id;
+	int ret;
+
+	if (!inval_addr || inval_port <= 0 || inval_port > 65535 ||
+	    !in4_pton(inval_addr, -1, (u8 *)&sin.sin_addr.s_addr, -1, NULL))
+		return -EINVAL;
+	inv_wq = alloc_workqueue("siw2_selftest", 0, 0);
+	if (!inv_wq)
+		return -ENOMEM;
+	id = rdma_create_id(current->nsproxy->net_ns, inv_cm_handler, NULL,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_wq;
+	}
+	ret = rdma_bind_addr(id, (struct sockaddr *)&sin);
+	if (!ret)
+		ret = rdma_listen(id, 1);
+	if (ret) {
+		rdma_destroy_id(id);
+		goto out_wq;
+	}
+	inv_listen = id;
+	pr_info("inval: listening on %pI4:%d\n", &sin.sin_addr, inval_port);
+	return 0;
+out_wq:
+	destroy_workqueue(inv_wq);
+	return ret;
+}
+
+static void inv_stop(void)
+{
+	struct inv_conn *c;
+
+	if (!inv_listen)
+		return;
+	rdma_destroy_id(inv_listen);
+	mutex_lock(&inv_lock);
+	c = inv_conn;
+	inv_conn = NULL;
+	mutex_unlock(&inv_lock);
+	if (c) {
+		cancel_work_sync(&c->free_work);
+		rdma_disconnect(c->id);
+		inv_release(c);
+		rdma_destroy_id(c->id);
+		/* No event queues the work once the id is gone. */
+		cancel_work_sync(&c->free_work);
+		pr_info("inval: connection released at unload\n");
+		kfree(c);
+	}
+	/* Waits for a release that took the connection before us. */
+	destroy_workqueue(inv_wq);
+}
+
 static int __init selftest_init(void)
 {
 	struct ib_cq *cq1, *cq2;
 	struct env *e;
 
+	if (inval_port)
+		return inv_start();
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
@@ -819,6 +1210,7 @@ out:
 
 static void __exit selftest_exit(void)
 {
+	inv_stop();
 }
 
 module_init(selftest_init);
