@@ -34,6 +34,10 @@ Lines printed for what arrives (one event each):
   rtr send|write|read                     a zero-length RTR (RFC 6581 9.2)
   read_req msn=N sink_stag=.. sink_to=.. size=N src_stag=.. src_to=..
   read_resp stag=0x.. len=N data=ok|bad@OFF|unchecked
+  read_resp_octets n=N mismatched=N canary=N
+      (at the end, when the scenario watches a Read: every octet of its
+      Responses, complete or not, in an FPDU with a bad CRC too, against
+      the region's contents; canary counts mismatched octets that are 0xca)
   term layer=NAME etype=N ecode=0xNN hdrctl=MDR seg_len=N copy=same|differs|none
       (TEXT)                              a Terminate (RFC 5040 4.8)
   violation TEXT                          siw2 broke a wire rule
@@ -300,6 +304,8 @@ class Receiver:
         self.held = None               # the Read RTR's answer, held
         self.untagged = {}             # qn -> [opcode, msn, bytearray]
         self.tagged = {}               # (opcode, stag) -> [first TO, data]
+        self.watch = None              # see sc_read_inval()
+        self.watched = [0, 0, 0]       # octets, mismatched, canary
 
     def event(self, kind, *words):
         self.events.append(kind)
@@ -328,6 +334,8 @@ class Receiver:
                 if frame[-4:] != want:
                     self.event("crc_bad", "got=%s want=%s" %
                                (frame[-4:].hex(), want.hex()))
+                    # Its octets reached this peer all the same.
+                    self.watch_seg(frame[2:2 + n])
                     self.dead = True
                     return
             self.segment(frame[2:2 + n])
@@ -358,6 +366,8 @@ class Receiver:
             self.violation("%s stag=0x%08x to=0x%x, expected 0x%x" %
                            (OP_NAMES[op], stag, to, msg[0] + len(msg[1])))
         msg[1] += u[TAGGED_LEN:]
+        if op == OP_READ_RESP and self.watch and self.watch[0] == stag:
+            self.watch_octets(to - self.watch[1], u[TAGGED_LEN:])
         if not last:
             return
         del self.tagged[key]
@@ -381,6 +391,24 @@ class Receiver:
         self.reads.append(verdict)
         self.event("read_resp", "stag=0x%08x len=%d data=%s" %
                    (stag, len(data), verdict))
+
+    def watch_seg(self, u):
+        """A segment not parsed otherwise: a watched Read Response's?"""
+        if not self.watch or len(u) < TAGGED_LEN or not u[0] & DDP_T or \
+                u[1] & RDMAP_OPCODE != OP_READ_RESP:
+            return
+        stag, to = struct.unpack(">IQ", u[2:14])
+        if stag == self.watch[0]:
+            self.watch_octets(to - self.watch[1], u[TAGGED_LEN:])
+
+    def watch_octets(self, off, data):
+        """Read Response octets at @off of the region, as they come."""
+        want = pattern(off, len(data))
+        self.watched[0] += len(data)
+        for x, y in zip(data, want):
+            if x != y:
+                self.watched[1] += 1
+                self.watched[2] += x == 0xca
 
     def untagged_seg(self, op, u, last):
         if op not in OP_QN:
@@ -498,6 +526,9 @@ class Receiver:
             out("term_copy", copy.hex())
 
     def unfinished(self):
+        if self.watch:
+            out("read_resp_octets", "n=%d mismatched=%d canary=%d" %
+                tuple(self.watched))
         for (op, stag), (to, data) in self.tagged.items():
             out("partial", "%s stag=0x%08x to=0x%x got=%d" %
                 (OP_NAMES[op], stag, to, len(data)))
@@ -526,7 +557,8 @@ class Ctx:
 
 
 # A step: ("send", Msg) | ("await", kind, count) | ("sleep", s) |
-# ("expect_read", stag, octets) | ("shutdown",)
+# ("expect_read", stag, octets) | ("watch", sink stag, sink TO) |
+# ("begin",) (the verdict judges what comes after) | ("shutdown",)
 
 def sc_write_bad_stag(c):
     bad = c.stag ^ 0xffffff00          # another index: no such region
@@ -722,6 +754,31 @@ def sc_read_hold(c):
                          wr[:TAGGED_LEN]))]
 
 
+def sc_read_inval(c):
+    # siw2_selftest.ko (inval_port=) serves the region from a fast
+    # registration MR and says "ready" once it is registered, after this
+    # peer's first FPDU (RFC 5044 7.1.2 rule 4). Its Read Response stalls
+    # on the small receive window (rcvbuf_of()) while a Send with
+    # Invalidate ends the STag; the module then writes 0xca over the
+    # pages, and none of that may arrive once this peer reads again (in
+    # an FPDU whose CRC fails either: see Receiver.watch_seg()).
+    hello = send_msg(OP_SEND, c.next_msn(QN_SEND), b"hello", c.a.mulpdu)
+    req = read_req_msg(c.next_msn(QN_READ_REQ), 0x5500, 0, c.len, c.stag,
+                       c.to)
+    inv = send_msg(OP_SEND_INV, c.next_msn(QN_SEND), b"invalidate",
+                   c.a.mulpdu, inval=c.stag)
+    return [("send", Msg("send len=5, then wait for siw2's", hello)),
+            ("await", "send", 1),
+            ("begin",),
+            ("watch", 0x5500, 0),
+            ("send", Msg("read_req size=%d of the whole region, then %gs "
+                         "without reading" % (c.len, c.a.hold), [req])),
+            ("sleep", c.a.hold),
+            ("send", Msg("send_inv len=10 inval_stag=0x%08x, then %gs "
+                         "without reading" % (c.stag, c.a.hold), inv)),
+            ("sleep", c.a.hold)]
+
+
 def sc_short_ulpdu(c):
     # ULPDU_Length 10 framing the first 10 octets of an 18-octet untagged
     # header: a length below the header it claims to carry.
@@ -805,6 +862,10 @@ SCENARIOS = {
                   "a Read of the region whose Response waits on a closed "
                   "window while the region is deregistered, then a Write "
                   "to it"),
+    "read-inval": (sc_read_inval, "any",
+                   "a Read of a fast registration region whose Response "
+                   "waits on a closed window while a Send with Invalidate "
+                   "ends the STag and the owner reuses the pages"),
     "short-ulpdu": (sc_short_ulpdu, "any",
                     "ULPDU_Length shorter than the DDP header it frames "
                     "(RFC 5044 4.1, RFC 5041 4.2)"),
@@ -932,6 +993,10 @@ def run_steps(conn, steps, a):
             time.sleep(st[1])
         elif kind == "resp_extra":
             conn.rx.resp_extra = st[1]
+        elif kind == "watch":
+            conn.rx.watch = st[1:]
+        elif kind == "begin":
+            conn.rx.start = len(conn.rx.events)
         elif kind == "shutdown":
             try:
                 conn.sock.shutdown(socket.SHUT_WR)
@@ -1036,7 +1101,8 @@ def rcvbuf_of(a):
     """read-beyond-ird: a small receive window stalls siw2's Read
     Responses, so that no IRD credit comes back while the requests
     arrive."""
-    if a.rcvbuf is None and a.scenario in ("read-beyond-ird", "read-hold"):
+    if a.rcvbuf is None and a.scenario in ("read-beyond-ird", "read-hold",
+                                           "read-inval"):
         return 4096
     return a.rcvbuf
 

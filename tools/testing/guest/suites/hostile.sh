@@ -333,6 +333,48 @@ t_match "$n: the Write after the deregistration is not placed" \
 	'^REGION intact' "$T"
 check_target_end dereg-read
 
+# A Send with Invalidate while a Read Response from a fast registration
+# MR waits on the peer's closed window (issue 38, part 1): the kernel
+# consumer is told the STag is gone, reuses the pages, and nothing it
+# writes there may leave with the Response. siw2_selftest.ko is the
+# consumer (kmod/siw2_selftest.c, "Remote invalidation"): it serves the
+# region in hp1 and writes a canary over it on the invalidation.
+n='stalled transmit after remote invalidation'
+case_init
+mark="hostile: read-inval $$ $RANDOM"
+echo "$mark" >/dev/kmsg
+if out=$(in1 modprobe siw2_selftest inval_addr=$A inval_port=$port 2>&1); then
+	in2 timeout 80 python3 "$fp" connect $A $port read-inval --hold 2 \
+		>"$tmp/read-inval.p" 2>&1
+	P=$(cat "$tmp/read-inval.p")
+	log_peer read-inval
+	t_log "read-inval: peer: $(grep '^read_resp_octets' <<<"$P")"
+	# shellcheck disable=SC2016 # t_wait evaluates it
+	t_wait 'dmesg | sed -n "/$mark/,\$p" | grep -q "inval: connection released"' 20
+	K=$(dmesg | sed -n "/$mark/,\$p" | grep -o 'inval: .*')
+	t_log "read-inval: module: $(tr '\n' ';' <<<"$K")"
+	t_match "$n: the module offers a fast registration region" \
+		'^target stag=0x[0-9a-f]+ to=0x[0-9a-f]+ len=262144 ' "$P"
+	t_match "$n: the module saw the invalidation completion" \
+		'^inval: receive with invalidation of stag ' "$K"
+	t_eq "$n: exactly one receive with the invalidation" 1 \
+		"$(cat /sys/module/siw2_selftest/parameters/inval_seen)"
+	t_match "$n: part of the Read Response arrives" \
+		'^read_resp_octets n=[1-9]' "$P"
+	t_match "$n: no octet of the canary reaches the peer" \
+		'^read_resp_octets n=[0-9]+ mismatched=0 canary=0$' "$P"
+	t_nomatch "$n: every FPDU's CRC is good (the pages changed under none)" \
+		'^crc_bad ' "$P"
+	t_match "$n: siw2 closes the stream" '^(closed|reset)$' "$P"
+	t_match "$n: the module's connection is released" \
+		'^inval: connection released$' "$K"
+	t_ok "$n: no endpoint or QP left" gone
+	t_ok "$n: unload the module" modprobe -r siw2_selftest
+	t_ok "$n: module objects zero at the end" all_gone
+else
+	t_fail "$n: load siw2_selftest in hp1" "$out"
+fi
+
 # The process dies while the peer holds a partial Write: uverbs destroys
 # its objects in its own order, and none of them waits for the peer.
 n='process exit while a peer holds a partial Write'
