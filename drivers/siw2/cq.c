@@ -31,6 +31,7 @@
  * workqueue, uverbs' handlers queue an event.
  */
 #include <linux/log2.h>
+#include <linux/sched/clock.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "siw2.h"
@@ -299,6 +300,7 @@ int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct siw2_uresp_resize_cq uresp = {};
 	struct siw2_queue nq, old;
 	unsigned long flags;
+	u64 start;
 	u32 size;
 	int ret;
 
@@ -326,6 +328,7 @@ int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	}
 
 	spin_lock_irqsave(&cq->lock, flags);
+	start = local_clock();
 	/* A CQ in error takes no more completions, in a ring of any size. */
 	ret = cq->overflow ? -EIO : siw2_queue_migrate(&nq, &cq->q);
 	if (!ret) {
@@ -333,6 +336,7 @@ int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		cq->q = nq;
 		cq->base.cqe = size;
 	}
+	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	if (ret)
 		goto err_queue;

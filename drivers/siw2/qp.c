@@ -40,6 +40,7 @@
 #include <linux/cred.h>
 #include <linux/log2.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "siw2.h"
@@ -431,13 +432,18 @@ static bool flush_queues(struct siw2_qp *qp)
 {
 	unsigned long flags;
 	bool broken;
+	u64 start;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
+	start = local_clock();
 	broken = flush_sq(qp);
+	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (!qp->srq) {
 		spin_lock_irqsave(&qp->rq_lock, flags);
+		start = local_clock();
 		broken |= flush_rq(qp);
+		siw2_irqoff_end(start);
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
 	return broken;
@@ -525,12 +531,15 @@ static void report_broken(struct siw2_qp *qp)
 	unsigned long flags;
 	unsigned int ev = 0;
 	bool first;
+	u64 start;
 
 	spin_lock_irqsave(&qp->lock, flags);
+	start = local_clock();
 	first = !qp->fatal_sent;
 	qp->fatal_sent = true;
 	if (first && qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR)
 		ev = set_state_locked(qp, IB_QPS_ERR);
+	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	if (!first)
@@ -590,13 +599,16 @@ int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state next)
 	unsigned long flags;
 	unsigned int ev = 0;
 	int ret = 0;
+	u64 start;
 
 	spin_lock_irqsave(&qp->lock, flags);
+	start = local_clock();
 	if (next > IB_QPS_ERR || next == IB_QPS_SQD || next == IB_QPS_SQE ||
 	    !transition_ok(qp->state, next, IB_QP_STATE))
 		ret = -EINVAL;
 	else
 		ev = set_state_locked(qp, next);
+	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	set_state_done(qp, ev);
 	if (ev & QP_EV_BROKEN)
@@ -714,6 +726,7 @@ int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	enum ib_qp_state cur, next;
 	unsigned long flags;
 	unsigned int ev = 0;
+	u64 start;
 	int ret;
 
 	if (udata && udata->inlen &&
@@ -724,6 +737,7 @@ int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return ret;
 
 	spin_lock_irqsave(&qp->lock, flags);
+	start = local_clock();
 	cur = qp->state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	/*
@@ -759,6 +773,7 @@ int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_STATE)
 		ev = set_state_locked(qp, next);
 unlock:
+	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	/*

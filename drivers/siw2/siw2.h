@@ -501,6 +501,7 @@ enum siw2_counter {
 
 void siw2_obj_created(enum siw2_obj obj);
 void siw2_obj_destroyed(enum siw2_obj obj);
+void siw2_irqoff_end(u64 start);
 void siw2_debug_init(void);
 void siw2_debug_uninit(void);
 
