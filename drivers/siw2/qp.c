@@ -25,6 +25,16 @@
  * a move to ERR is either refused or flushed (the flush takes the queue
  * lock after the state is written).
  *
+ * No lock is held for work whose length the user chooses: a flush takes
+ * a queue lock for FLUSH_BATCH entries at a time, never under qp->lock,
+ * so interrupts come in between batches whatever the caller's context
+ * (one that may sleep also yields). Between two batches anything may
+ * happen, and each batch therefore starts over from what the lock
+ * protects: the state (RESET discards what is left, another state stops
+ * the flush), cons (another flush, a doorbell's or a post's, may have
+ * taken entries meanwhile; completions still come in ring order, as
+ * every flush completes at cons under the queue lock), and sq_fetch.
+ *
  * Flushing (what ib_drain_qp() relies on): in ERR every SQE and RQE in the
  * rings completes with IB_WC_WR_FLUSH_ERR, in ring order, signaled or
  * not. The kernel flushes when it is entered: on the move to ERR, on a
@@ -54,6 +64,14 @@ static_assert(SIW2_MAX_INLINE == SIW2_UMAX_INLINE);
 /* What set_state_locked() leaves for its caller to do unlocked. */
 #define QP_EV_LAST_WQE	BIT(0)
 #define QP_EV_BROKEN	BIT(1)
+#define QP_EV_FLUSH	BIT(2)
+
+/*
+ * Entries a flush completes per hold of a queue lock (with interrupts
+ * off): a few tens of microseconds, where a whole ring of SIW2_MAX_QP_WR
+ * took milliseconds.
+ */
+#define FLUSH_BATCH	64
 
 static const u8 sqe_wc_opcode[SIW2_OP_MAX] = {
 	[SIW2_OP_SEND] = SIW2_WC_SEND,
@@ -370,26 +388,68 @@ static int sqe_from_wr(struct siw2_qp *qp, struct siw2_sqe *sqe,
 	return sqe_valid(qp, sqe) ? 0 : -EINVAL;
 }
 
-/*
- * Completes every SQE in the ring with a flush error. Only in ERR: after
- * a reset the ring's content is discarded instead.
+/**
+ * struct flush_mark - how far one flush goes
+ * @end: the producer's index as the flush's first batch found it
+ * @started: @end is set
+ * @broken: a batch found the ring broken
  *
- * Return: true if the ring turned out to be broken.
+ * A flush completes the entries published when it began, not those
+ * published while it runs: a producer that never stops could otherwise
+ * keep it going for ever. Later entries are the next flush's, which the
+ * wakeup bits (set in ERR) make the provider ask for with a doorbell; a
+ * kernel poster flushes after its own posts.
  */
-static bool flush_sq(struct siw2_qp *qp)
+struct flush_mark {
+	u32 end;
+	bool started;
+	bool broken;
+};
+
+/*
+ * How many of @q's entries @m still owes: published, not consumed (by
+ * this flush or another), and below @m->end. A reset in between moves
+ * cons to or beyond @m->end.
+ */
+static u32 flush_due(struct siw2_queue *q, struct flush_mark *m)
+{
+	u32 avail = siw2_queue_avail(q);
+
+	m->broken |= q->broken;
+	if (!m->started) {
+		m->started = true;
+		m->end = q->cons + avail;
+		return avail;
+	}
+	if ((s32)(m->end - q->cons) <= 0)
+		return 0;
+	return min(avail, m->end - q->cons);
+}
+
+/*
+ * One batch of an SQ flush: completes up to FLUSH_BATCH SQEs at cons with
+ * a flush error. Only in ERR: after a reset the ring's content is
+ * discarded instead. SQEs the send engine fetched are flushed like the
+ * others; sq_fetch follows cons, so that an engine that completes one
+ * late finds none in progress (siw2_qp_sq_complete()).
+ *
+ * Return: true if the flush owes more SQEs.
+ */
+static bool flush_sq(struct siw2_qp *qp, struct flush_mark *m)
 {
 	struct siw2_cqe cqe = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.qp_num = qp->base.qp_num,
 	};
 	const struct siw2_sqe *sqe;
-	u32 n;
+	u32 due, n;
 	u8 op;
 
 	lockdep_assert_held(&qp->sq_lock);
 	if (READ_ONCE(qp->state) != IB_QPS_ERR || READ_ONCE(qp->flush_held))
 		return false;
-	for (n = siw2_queue_avail(&qp->sq); n; n--) {
+	due = flush_due(&qp->sq, m);
+	for (n = min_t(u32, due, FLUSH_BATCH); n; n--) {
 		sqe = siw2_queue_entry(&qp->sq, qp->sq.cons);
 		cqe.wr_id = READ_ONCE(sqe->wr_id);
 		op = READ_ONCE(sqe->opcode);
@@ -401,10 +461,11 @@ static bool flush_sq(struct siw2_qp *qp)
 		siw2_cq_post(qp->scq, &cqe);
 	}
 	qp->sq_fetch = qp->sq.cons;
-	return qp->sq.broken;
+	return due > FLUSH_BATCH;
 }
 
-static bool flush_rq(struct siw2_qp *qp)
+/* One batch of an RQ flush, as flush_sq(). */
+static bool flush_rq(struct siw2_qp *qp, struct flush_mark *m)
 {
 	struct siw2_cqe cqe = {
 		.opcode = SIW2_WC_RECV,
@@ -412,40 +473,79 @@ static bool flush_rq(struct siw2_qp *qp)
 		.qp_num = qp->base.qp_num,
 	};
 	const struct siw2_rqe *rqe;
-	u32 n;
+	u32 due, n;
 
 	lockdep_assert_held(&qp->rq_lock);
 	if (READ_ONCE(qp->state) != IB_QPS_ERR || qp->srq ||
 	    READ_ONCE(qp->flush_held))
 		return false;
-	for (n = siw2_queue_avail(&qp->rq); n; n--) {
+	due = flush_due(&qp->rq, m);
+	for (n = min_t(u32, due, FLUSH_BATCH); n; n--) {
 		rqe = siw2_queue_entry(&qp->rq, qp->rq.cons);
 		cqe.wr_id = READ_ONCE(rqe->wr_id);
 		siw2_queue_consume(&qp->rq, 1);
 		siw2_cq_post(qp->rcq, &cqe);
 	}
-	return qp->rq.broken;
+	return due > FLUSH_BATCH;
+}
+
+/*
+ * Flushes the SQ batch by batch, sq_lock taken for each. @can_sleep: the
+ * caller may sleep (a system call), and yields between batches. The
+ * caller holds a reference on the QP (or is its verb) and no QP lock:
+ * under qp->lock, interrupts would stay off across the batches.
+ *
+ * Return: true if the ring is broken.
+ */
+static bool flush_sq_all(struct siw2_qp *qp, bool can_sleep)
+{
+	struct flush_mark m = {};
+	unsigned long flags;
+	bool more;
+	u64 start;
+
+	lockdep_assert_not_held(&qp->lock);
+	do {
+		spin_lock_irqsave(&qp->sq_lock, flags);
+		start = local_clock();
+		more = flush_sq(qp, &m);
+		siw2_irqoff_end(start);
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		if (more && can_sleep)
+			cond_resched();
+	} while (more);
+	return m.broken;
+}
+
+/* The RQ's flush_sq_all(). */
+static bool flush_rq_all(struct siw2_qp *qp, bool can_sleep)
+{
+	struct flush_mark m = {};
+	unsigned long flags;
+	bool more;
+	u64 start;
+
+	lockdep_assert_not_held(&qp->lock);
+	do {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		start = local_clock();
+		more = flush_rq(qp, &m);
+		siw2_irqoff_end(start);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		if (more && can_sleep)
+			cond_resched();
+	} while (more);
+	return m.broken;
 }
 
 /* Return: true if a ring is broken. */
-static bool flush_queues(struct siw2_qp *qp)
+static bool flush_queues(struct siw2_qp *qp, bool can_sleep)
 {
-	unsigned long flags;
 	bool broken;
-	u64 start;
 
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	start = local_clock();
-	broken = flush_sq(qp);
-	siw2_irqoff_end(start);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	if (!qp->srq) {
-		spin_lock_irqsave(&qp->rq_lock, flags);
-		start = local_clock();
-		broken |= flush_rq(qp);
-		siw2_irqoff_end(start);
-		spin_unlock_irqrestore(&qp->rq_lock, flags);
-	}
+	broken = flush_sq_all(qp, can_sleep);
+	if (!qp->srq)
+		broken |= flush_rq_all(qp, can_sleep);
 	return broken;
 }
 
@@ -486,12 +586,11 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 		/*
 		 * The wakeup bit before the flush reads prod; pairs with the
 		 * provider's barrier between its store of prod and its load
-		 * of the flags: entries published meanwhile are flushed here
-		 * or cause a doorbell.
+		 * of the flags: entries published meanwhile are flushed by
+		 * set_state_flush() or cause a doorbell.
 		 */
 		smp_mb();
-		if (flush_queues(qp))
-			ev |= QP_EV_BROKEN;
+		ev |= QP_EV_FLUSH;
 		/*
 		 * IB: a QP with an SRQ reports its last WQE in ERR, once its
 		 * stream takes no more.
@@ -513,6 +612,19 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 	default:
 		break;
 	}
+	return ev;
+}
+
+/*
+ * The flush of a move to ERR, once qp->lock is released: it takes the
+ * queue locks batch by batch (see "Locks" above). @can_sleep as in
+ * flush_sq_all(). Returns @ev with QP_EV_BROKEN added if a ring is broken.
+ */
+static unsigned int set_state_flush(struct siw2_qp *qp, unsigned int ev,
+				    bool can_sleep)
+{
+	if ((ev & QP_EV_FLUSH) && flush_queues(qp, can_sleep))
+		ev |= QP_EV_BROKEN;
 	return ev;
 }
 
@@ -544,6 +656,8 @@ static void report_broken(struct siw2_qp *qp)
 
 	if (!first)
 		return;
+	/* The broken ring has nothing to flush; the other one may. */
+	ev = set_state_flush(qp, ev, false);
 	ibdev_dbg(qp->base.device, "qp %u: corrupt ring indices\n",
 		  qp->base.qp_num);
 	siw2_qp_llp_shutdown(qp, true);
@@ -610,6 +724,7 @@ int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state next)
 		ev = set_state_locked(qp, next);
 	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&qp->lock, flags);
+	ev = set_state_flush(qp, ev, false);
 	set_state_done(qp, ev);
 	if (ev & QP_EV_BROKEN)
 		report_broken(qp);
@@ -775,6 +890,8 @@ int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 unlock:
 	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&qp->lock, flags);
+	/* uverbs calls in a system call; a kernel ULP in any context. */
+	ev = set_state_flush(qp, ev, !!udata);
 
 	/*
 	 * The iWARP CM's disconnect: SQD ends the stream gracefully, ERR
@@ -1027,7 +1144,8 @@ static void tx_start(struct siw2_qp *qp, bool resume)
 	int idx;
 
 	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
-		if (flush_queues(qp))
+		/* A user QP's doorbell comes in a system call or a poller. */
+		if (flush_queues(qp, qp->user && !resume))
 			report_broken(qp);
 		return;
 	}
@@ -1116,11 +1234,12 @@ int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			break;
 		siw2_queue_publish(&qp->sq);
 	}
-	if (state == IB_QPS_ERR)
-		broken = flush_sq(qp);
 unlock:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 
+	/* Kernel ULPs post from any context. */
+	if (state == IB_QPS_ERR)
+		broken = flush_sq_all(qp, false);
 	if (ret)
 		*bad_wr = wr;
 	if (broken)
@@ -1169,11 +1288,11 @@ int siw2_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			break;
 		siw2_queue_publish(&qp->rq);
 	}
-	if (state == IB_QPS_ERR)
-		broken = flush_rq(qp);
 unlock:
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 
+	if (state == IB_QPS_ERR)
+		broken = flush_rq_all(qp, false);
 	if (ret)
 		*bad_wr = wr;
 	if (broken)
