@@ -24,11 +24,12 @@
  * destroy a CQ that a QP still uses, and QPs are the only path to
  * siw2_cq_post(), so destroy needs no synchronisation with producers.
  *
- * Lock order: a QP's locks, then cq->lock. The comp_handler and
- * event_handler run after cq->lock is released but possibly with the
- * posting QP's locks held (a flush): they must not post to that QP
- * synchronously. The core's ib_alloc_cq() handlers defer to softirq or a
- * workqueue, uverbs' handlers queue an event.
+ * Lock order: a QP's locks, then cq->lock; a resize takes its mutex
+ * before cq->lock. The comp_handler and event_handler run after cq->lock
+ * is released but possibly with the posting QP's locks held (a flush):
+ * they must not post to that QP synchronously. The core's ib_alloc_cq()
+ * handlers defer to softirq or a workqueue, uverbs' handlers queue an
+ * event.
  */
 #include <linux/log2.h>
 #include <linux/sched/clock.h>
@@ -102,6 +103,7 @@ int siw2_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	size = roundup_pow_of_two(attr->cqe);
 	spin_lock_init(&cq->lock);
+	mutex_init(&cq->resize_mutex);
 	ret = siw2_queue_init(&cq->q, udata, size, sizeof(struct siw2_cqe),
 			      &cq->lock);
 	if (ret)
@@ -134,6 +136,7 @@ int siw2_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct siw2_cq *cq = to_siw2_cq(ibcq);
 
 	siw2_queue_uninit(&cq->q);
+	mutex_destroy(&cq->resize_mutex);
 	atomic_dec(&to_siw2_dev(ibcq->device)->num_cq);
 	siw2_obj_destroyed(SIW2_OBJ_CQ);
 	return 0;
@@ -293,6 +296,11 @@ unlock:
  * ib_device_ops.resize_cq. The new ring is set up (and for user space its
  * key reported) before the switch, so that the switch itself cannot fail
  * halfway: under cq->lock the unpolled CQEs move over, or nothing changes.
+ *
+ * Locking: up to SIW2_MAX_CQE unpolled CQEs are copied while the old ring
+ * stays the live one, without cq->lock (siw2_queue_precopy()); under the
+ * lock, with interrupts off, only the few produced meanwhile are. The
+ * resize mutex keeps the old ring in place for the copy.
  */
 int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
@@ -300,8 +308,8 @@ int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct siw2_uresp_resize_cq uresp = {};
 	struct siw2_queue nq, old;
 	unsigned long flags;
+	u32 size, copied;
 	u64 start;
-	u32 size;
 	int ret;
 
 	if (cqe < 1 || cqe > SIW2_MAX_CQE)
@@ -315,10 +323,11 @@ int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	}
 
 	size = roundup_pow_of_two(cqe);
+	mutex_lock(&cq->resize_mutex);
 	ret = siw2_queue_init(&nq, udata, size, sizeof(struct siw2_cqe),
 			      &cq->lock);
 	if (ret)
-		return ret;
+		goto out;
 	if (udata) {
 		uresp.num_cqe = size;
 		uresp.mmap_key = siw2_queue_key(&nq);
@@ -327,10 +336,11 @@ int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 			goto err_queue;
 	}
 
+	copied = siw2_queue_precopy(&nq, &cq->q);
 	spin_lock_irqsave(&cq->lock, flags);
 	start = local_clock();
 	/* A CQ in error takes no more completions, in a ring of any size. */
-	ret = cq->overflow ? -EIO : siw2_queue_migrate(&nq, &cq->q);
+	ret = cq->overflow ? -EIO : siw2_queue_migrate(&nq, &cq->q, copied);
 	if (!ret) {
 		old = cq->q;
 		cq->q = nq;
@@ -342,9 +352,12 @@ int siw2_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		goto err_queue;
 
 	siw2_queue_uninit(&old);
+	mutex_unlock(&cq->resize_mutex);
 	return 0;
 
 err_queue:
 	siw2_queue_uninit(&nq);
+out:
+	mutex_unlock(&cq->resize_mutex);
 	return ret;
 }

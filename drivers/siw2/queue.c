@@ -169,21 +169,111 @@ void siw2_queue_discard(struct siw2_queue *q)
 	siw2_queue_consume(q, READ_ONCE(q->ctl->prod) - q->cons);
 }
 
+/*
+ * Entries a resize copies between two looks at the old ring's indices;
+ * the copy under the lock is at most this long too, unless producers kept
+ * outpacing the copy for MIGRATE_ROUNDS rounds.
+ */
+#define MIGRATE_BATCH	256
+#define MIGRATE_ROUNDS	4
+
+/* Copies the entries [@first, @end) to the same indices of @to. */
+static void migrate_copy(struct siw2_queue *to, const struct siw2_queue *from,
+			 u32 first, u32 end, bool can_sleep)
+{
+	u32 i;
+
+	for (i = first; i != end; i++) {
+		memcpy(to->entries +
+		       (size_t)(i & (to->size - 1)) * to->esize,
+		       from->entries +
+		       (size_t)(i & (from->size - 1)) * from->esize,
+		       to->esize);
+		if (can_sleep && !((i - first + 1) % MIGRATE_BATCH))
+			cond_resched();
+	}
+}
+
+/* The consumer's index and the kernel's prod, under @from->lock. */
+static bool migrate_look(struct siw2_queue *from, u32 *cons, u32 *prod)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(from->lock, flags);
+	/* As in siw2_queue_space(): the consumer is done below cons. */
+	*cons = smp_load_acquire(&from->ctl->cons);
+	*prod = from->prod;
+	ok = !from->broken && *prod - *cons <= from->size;
+	spin_unlock_irqrestore(from->lock, flags);
+	return ok;
+}
+
+/**
+ * siw2_queue_precopy() - copy the outstanding entries ahead of the switch
+ * @to: the new, empty queue, not yet visible to anyone
+ * @from: the old queue, still the live one; the kernel produces it
+ *
+ * A resize is a sleeping verb. The bulk of the copy is done here, without
+ * @from->lock, so that siw2_queue_migrate() copies only what was produced
+ * since (a CQ's ring may hold 65536 entries, and the lock keeps interrupts
+ * off). The caller keeps @from's ring in place meanwhile (for a CQ, its
+ * resize mutex) and does not hold its lock.
+ *
+ * The old ring is read while producers write it. That is safe for every
+ * entry the switch needs: a producer writes the slot of an index only
+ * once the consumer's index passed the index that last used the slot,
+ * and cons only grows, so a slot overwritten during the copy holds an
+ * entry the consumer is done with by the time of the switch. Each entry
+ * that the switch needs was published before it was looked at (under the
+ * lock) and is copied unchanged.
+ *
+ * Return: the index up to which @to holds @from's entries, to pass to
+ * siw2_queue_migrate().
+ */
+u32 siw2_queue_precopy(struct siw2_queue *to, struct siw2_queue *from)
+{
+	u32 cons, prod, first, now;
+	int round;
+
+	might_sleep();
+	if (!migrate_look(from, &cons, &prod))
+		return prod;	/* the switch finds out */
+	first = cons;
+	for (round = 0; round < MIGRATE_ROUNDS; round++) {
+		migrate_copy(to, from, first, prod, true);
+		if (!migrate_look(from, &cons, &now) ||
+		    now - prod <= MIGRATE_BATCH)
+			break;
+		/* The consumer may have polled past what is copied. */
+		first = (s32)(cons - prod) > 0 ? cons : prod;
+		prod = now;
+	}
+	return prod;
+}
+
 /**
  * siw2_queue_migrate() - move the outstanding entries to a new ring
- * @to: the new, empty queue, not yet visible to anyone
+ * @to: the new queue, not yet visible to anyone
  * @from: the old queue; the kernel produces it
+ * @copied: what siw2_queue_precopy() returned: @to holds the entries
+ *	below it that are still outstanding
  *
- * The entries between the consumer's index (as published in @from) and
- * the kernel's prod move to the same free-running indices in @to, and the
- * indices and flags carry over, so a consumer continues with its own
- * index. Used to resize a CQ.
+ * Under @from->lock, which the switch to @to holds too: the entries
+ * produced since the precopy move over, to the same free-running indices,
+ * and the indices and flags carry over, so a consumer continues with its
+ * own index. Used to resize a CQ.
+ *
+ * A consumer whose index went backwards (user space lying) may find
+ * entries below @copied missing from its new ring; copying them here
+ * would let it keep interrupts off for a whole ring.
  *
  * Return: 0, -EINVAL if @to is too small, -EIO if @from is broken.
  */
-int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from)
+int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from,
+		       u32 copied)
 {
-	u32 cons, n, i;
+	u32 cons, n, first;
 
 	lockdep_assert_held(from->lock);
 	if (from->broken)
@@ -197,12 +287,11 @@ int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from)
 	}
 	if (n > to->size)
 		return -EINVAL;
-	for (i = 0; i < n; i++)
-		memcpy(to->entries +
-		       (size_t)((cons + i) & (to->size - 1)) * to->esize,
-		       from->entries +
-		       (size_t)((cons + i) & (from->size - 1)) * from->esize,
-		       to->esize);
+	/* Never before cons, so never more than n entries. */
+	first = (s32)(cons - copied) > 0 ? cons : copied;
+	if ((s32)(from->prod - first) < 0)
+		first = from->prod;
+	migrate_copy(to, from, first, from->prod, false);
 	to->prod = from->prod;
 	to->cons = cons;
 	to->ctl->prod = to->prod;

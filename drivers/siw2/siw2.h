@@ -246,6 +246,8 @@ static inline void siw2_queue_publish(struct siw2_queue *q)
  * @base: the core's CQ; the core allocates and frees it
  * @lock: protects @q (both of its indices) and @overflow; taken with
  *	interrupts off, as completions are produced from softirq context
+ * @resize_mutex: serialises resizes, which copy from @q's ring without
+ *	@lock held (siw2_queue_precopy()): no other resize replaces it then
  * @q: the ring of struct siw2_cqe; the kernel produces, the consumer is
  *	the provider for a user CQ and poll_cq for a kernel CQ
  * @id: reported to the provider
@@ -257,6 +259,7 @@ static inline void siw2_queue_publish(struct siw2_queue *q)
 struct siw2_cq {
 	struct ib_cq base;
 	spinlock_t lock;	/* see above */
+	struct mutex resize_mutex;	/* see above */
 	struct siw2_queue q;
 	u32 id;
 	u32 comp_vector;
@@ -569,7 +572,9 @@ int __must_check siw2_queue_init(struct siw2_queue *q, struct ib_udata *udata,
 void siw2_queue_uninit(struct siw2_queue *q);
 u64 siw2_queue_key(const struct siw2_queue *q);
 void siw2_queue_discard(struct siw2_queue *q);
-int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from);
+u32 siw2_queue_precopy(struct siw2_queue *to, struct siw2_queue *from);
+int siw2_queue_migrate(struct siw2_queue *to, struct siw2_queue *from,
+		       u32 copied);
 void siw2_queue_indices(const struct siw2_queue *q, u32 *prod, u32 *cons);
 u32 siw2_queue_flags(const struct siw2_queue *q);
 void siw2_queue_set_flags(struct siw2_queue *q, u32 flags);
