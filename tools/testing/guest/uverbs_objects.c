@@ -9,6 +9,12 @@
  *   uverbs_objects IBDEV            the object tests (as root)
  *   uverbs_objects IBDEV memlock    reg_mr against RLIMIT_MEMLOCK (run as
  *                                   an unprivileged user with ulimit -l 64)
+ *   uverbs_objects IBDEV irqsoff BOUND_US
+ *                                   full rings flushed and a full CQ
+ *                                   resized: siw2's longest lock hold
+ *                                   with interrupts off meanwhile
+ *                                   (debugfs irqoff_max_ns) must stay
+ *                                   below BOUND_US
  *
  * Prints "ok   - ..." or "FAIL - ..." per check; exits 1 on any failure.
  */
@@ -855,12 +861,131 @@ static void test_memlock(struct ctx *c)
 	free(buf);
 }
 
+#define IRQOFF_STAT "/sys/kernel/debug/siw2/irqoff_max_ns"
+#define IRQ_QPS 4
+#define IRQ_WR 16384		/* SIW2_MAX_QP_WR */
+#define IRQ_CQE (IRQ_QPS * IRQ_WR)	/* SIW2_MAX_CQE */
+#define IRQ_RESIZES 3
+
+/* siw2's longest interrupts-off hold since the last read, in us. */
+static long irqoff_us(void)
+{
+	unsigned long long ns;
+	FILE *f = fopen(IRQOFF_STAT, "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu", &ns);
+	fclose(f);
+	return n == 1 ? (long)(ns / 1000) : -1;
+}
+
+/* Figures of a series of runs, and how many of them exceed a bound. */
+struct irq_runs {
+	char text[128];
+	int over, failed;
+};
+
+static void irq_add(struct irq_runs *r, long us, long bound)
+{
+	size_t len = strlen(r->text);
+
+	if (us < 0)
+		r->failed = 1;
+	if (us >= bound)
+		r->over++;
+	snprintf(r->text + len, sizeof(r->text) - len, "%s%ld", len ? " " : "",
+		 us);
+}
+
+/*
+ * IRQ_QPS QPs, each with a full SQ that a move to ERR flushes into one
+ * CQ, which ends full and is then resized (to its own size: all of it is
+ * copied) IRQ_RESIZES times. Any user may do this to the kernel; none of
+ * it may keep interrupts off for long. A TCG guest's vCPU may lose the
+ * host's CPU during a hold and make that one look longer, for a few
+ * milliseconds at times: one run of each kind may exceed the bound. A
+ * hold of the whole ring exceeds it in every run.
+ */
+static void test_irqsoff(struct ctx *c, long bound)
+{
+	struct irq_runs flush = {}, resize = {};
+	struct qp qp[IRQ_QPS];
+	struct siw2_cqe e;
+	int i, j, nqp = 0, bad = 0;
+	struct cq cq;
+
+	if (irqoff_us() < 0) {
+		check(0, "irqsoff: read %s", IRQOFF_STAT);
+		return;
+	}
+	if (create_cq(&cq, IRQ_CQE, 0)) {
+		check(0, "irqsoff: a CQ of %d", IRQ_CQE);
+		return;
+	}
+	for (; nqp < IRQ_QPS; nqp++) {
+		if (create_qp(&qp[nqp], c->pd, &cq, 0, 0, IRQ_WR, 2, 1, 0)) {
+			check(0, "irqsoff: QP %d of %d SQEs", nqp, IRQ_WR);
+			goto out;
+		}
+		/* INIT: published, never consumed, no doorbell needed. */
+		for (j = 0; j < IRQ_WR; j++) {
+			struct siw2_sqe *s = (struct siw2_sqe *)qp[nqp].sq.entries + j;
+
+			memset(s, 0, sizeof(*s));
+			s->wr_id = (uint64_t)nqp << 32 | j;
+			s->opcode = SIW2_OP_SEND;
+			s->flags = SIW2_WQE_SIGNALED;
+		}
+		qp[nqp].sq_prod = IRQ_WR;
+		store_rel(&qp[nqp].sq.ctl->prod, IRQ_WR);
+	}
+
+	for (i = 0; i < IRQ_QPS; i++) {
+		irqoff_us();
+		if (modify_qp(&qp[i], IB_QPS_ERR, 0)) {
+			check(0, "irqsoff: QP %d to ERR", i);
+			goto out;
+		}
+		irq_add(&flush, irqoff_us(), bound);
+	}
+	for (i = 0; i < IRQ_RESIZES; i++) {
+		irqoff_us();
+		if (resize_cq(&cq, IRQ_CQE)) {
+			check(0, "irqsoff: resize the full CQ");
+			goto out;
+		}
+		irq_add(&resize, irqoff_us(), bound);
+	}
+	/* IB: flushed in posting order; each QP's ERR came after the last. */
+	for (i = 0; i < IRQ_QPS; i++)
+		for (j = 0; j < IRQ_WR; j++)
+			if (!poll_cqe(&cq, &e) || e.status != WC_WR_FLUSH_ERR ||
+			    e.wr_id != ((uint64_t)i << 32 | j) ||
+			    e.qp_num != qp[i].qpn)
+				bad++;
+	check(!bad && !poll_cqe(&cq, &e),
+	      "irqsoff: %d flush completions in posting order, across the resizes (%d wrong)",
+	      IRQ_CQE, bad);
+	check(!flush.failed && flush.over <= 1,
+	      "irqsoff: interrupts stay on during a large flush (%d SQEs; longest hold of each flush: %s us; bound %ld us)",
+	      IRQ_WR, flush.text, bound);
+	check(!resize.failed && resize.over <= 1,
+	      "irqsoff: interrupts stay on during a large CQ resize (%d CQEs; longest hold of each resize: %s us; bound %ld us)",
+	      IRQ_CQE, resize.text, bound);
+out:
+	while (nqp--)
+		destroy_qp(&qp[nqp]);
+	destroy_cq(&cq);
+}
+
 int main(int argc, char **argv)
 {
 	struct ctx c = {};
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s IBDEV [memlock]\n", argv[0]);
+		fprintf(stderr, "usage: %s IBDEV [memlock | irqsoff BOUND_US]\n", argv[0]);
 		return 2;
 	}
 	page = sysconf(_SC_PAGESIZE);
@@ -875,6 +1000,8 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[2], "memlock")) {
 		test_memlock(&c);
+	} else if (argc > 3 && !strcmp(argv[2], "irqsoff")) {
+		test_irqsoff(&c, atol(argv[3]));
 	} else {
 		test_cq(&c);
 		test_qp(&c);
