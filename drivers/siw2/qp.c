@@ -490,14 +490,17 @@ static bool flush_rq(struct siw2_qp *qp, struct flush_mark *m)
 }
 
 /*
- * Flushes the SQ batch by batch, sq_lock taken for each. @can_sleep: the
- * caller may sleep (a system call), and yields between batches. The
- * caller holds a reference on the QP (or is its verb) and no QP lock:
- * under qp->lock, interrupts would stay off across the batches.
+ * Flushes one queue batch by batch, @lock (its queue lock) taken for each
+ * @batch. @can_sleep: the caller may sleep (a system call), and yields
+ * between batches. The caller holds a reference on the QP (or is its
+ * verb) and no QP lock: under qp->lock, interrupts would stay off across
+ * the batches.
  *
  * Return: true if the ring is broken.
  */
-static bool flush_sq_all(struct siw2_qp *qp, bool can_sleep)
+static bool flush_all(struct siw2_qp *qp, spinlock_t *lock,
+		      bool (*batch)(struct siw2_qp *, struct flush_mark *),
+		      bool can_sleep)
 {
 	struct flush_mark m = {};
 	unsigned long flags;
@@ -506,32 +509,11 @@ static bool flush_sq_all(struct siw2_qp *qp, bool can_sleep)
 
 	lockdep_assert_not_held(&qp->lock);
 	do {
-		spin_lock_irqsave(&qp->sq_lock, flags);
+		spin_lock_irqsave(lock, flags);
 		start = local_clock();
-		more = flush_sq(qp, &m);
+		more = batch(qp, &m);
 		siw2_irqoff_end(start);
-		spin_unlock_irqrestore(&qp->sq_lock, flags);
-		if (more && can_sleep)
-			cond_resched();
-	} while (more);
-	return m.broken;
-}
-
-/* The RQ's flush_sq_all(). */
-static bool flush_rq_all(struct siw2_qp *qp, bool can_sleep)
-{
-	struct flush_mark m = {};
-	unsigned long flags;
-	bool more;
-	u64 start;
-
-	lockdep_assert_not_held(&qp->lock);
-	do {
-		spin_lock_irqsave(&qp->rq_lock, flags);
-		start = local_clock();
-		more = flush_rq(qp, &m);
-		siw2_irqoff_end(start);
-		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		spin_unlock_irqrestore(lock, flags);
 		if (more && can_sleep)
 			cond_resched();
 	} while (more);
@@ -543,9 +525,9 @@ static bool flush_queues(struct siw2_qp *qp, bool can_sleep)
 {
 	bool broken;
 
-	broken = flush_sq_all(qp, can_sleep);
+	broken = flush_all(qp, &qp->sq_lock, flush_sq, can_sleep);
 	if (!qp->srq)
-		broken |= flush_rq_all(qp, can_sleep);
+		broken |= flush_all(qp, &qp->rq_lock, flush_rq, can_sleep);
 	return broken;
 }
 
@@ -618,7 +600,7 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 /*
  * The flush of a move to ERR, once qp->lock is released: it takes the
  * queue locks batch by batch (see "Locks" above). @can_sleep as in
- * flush_sq_all(). Returns @ev with QP_EV_BROKEN added if a ring is broken.
+ * flush_all(). Returns @ev with QP_EV_BROKEN added if a ring is broken.
  */
 static unsigned int set_state_flush(struct siw2_qp *qp, unsigned int ev,
 				    bool can_sleep)
@@ -1239,7 +1221,7 @@ unlock:
 
 	/* Kernel ULPs post from any context. */
 	if (state == IB_QPS_ERR)
-		broken = flush_sq_all(qp, false);
+		broken = flush_all(qp, &qp->sq_lock, flush_sq, false);
 	if (ret)
 		*bad_wr = wr;
 	if (broken)
@@ -1292,7 +1274,7 @@ unlock:
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 
 	if (state == IB_QPS_ERR)
-		broken = flush_rq_all(qp, false);
+		broken = flush_all(qp, &qp->rq_lock, flush_rq, false);
 	if (ret)
 		*bad_wr = wr;
 	if (broken)
