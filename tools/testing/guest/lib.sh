@@ -12,17 +12,35 @@ T_SUITE=${T_SUITE:-$(basename "${0%.sh}")}
 
 t_log() { printf '%s: %s\n' "$T_SUITE" "$*"; }
 
-t_pass() { T_PASS=$((T_PASS + 1)); printf 'ok   - %s: %s\n' "$T_SUITE" "$1"; }
+# The time since the previous check, shown after a check that took 5 s or
+# more, so that a suite's log tells where its time went.
+T_LAST=$SECONDS
+t_took() { # sets T_TOOK
+	local d=$((SECONDS - T_LAST))
+	T_LAST=$SECONDS T_TOOK=
+	[ "$d" -lt 5 ] || T_TOOK=" [$d s]"
+}
+
+t_pass() {
+	T_PASS=$((T_PASS + 1))
+	t_took
+	printf 'ok   - %s: %s%s\n' "$T_SUITE" "$1" "$T_TOOK"
+}
 
 t_fail() {
 	T_FAIL=$((T_FAIL + 1))
-	printf 'FAIL - %s: %s\n' "$T_SUITE" "$1"
+	t_took
+	printf 'FAIL - %s: %s%s\n' "$T_SUITE" "$1" "$T_TOOK"
 	shift
 	[ $# -gt 0 ] && printf '       %s\n' "$@"
 	return 0
 }
 
-t_skip() { T_SKIP=$((T_SKIP + 1)); printf 'skip - %s: %s (%s)\n' "$T_SUITE" "$1" "$2"; }
+t_skip() {
+	T_SKIP=$((T_SKIP + 1))
+	t_took
+	printf 'skip - %s: %s (%s)%s\n' "$T_SUITE" "$1" "$2" "$T_TOOK"
+}
 
 # t_ok NAME CMD...: passes when CMD exits 0; shows its output otherwise.
 t_ok() {
