@@ -85,18 +85,28 @@ $(addprefix module-,$(KVERS)): module-%: $(MOD_SRCS) $(SELFTEST_SRCS)
 provider:
 	$(MAKE) -C $(TOP)/userspace/provider
 
-# Test programs the guest suites run (the guest sees this checkout).
-GUEST_TOOLS := $(BUILD)/guest/uverbs_test $(BUILD)/guest/limits_test
+# Test programs the guest suites run (the guest sees this checkout), all
+# built here with one set of flags: compiling them inside a TCG guest took
+# minutes of every make check. Suites find them with t_prog (lib.sh).
+GUEST_SRC := $(TOP)/tools/testing/guest
+GUEST_PROGS := uverbs_test limits_test cm_test peer_target uverbs_objects \
+	verbsex_test
+GUEST_TOOLS := $(addprefix $(BUILD)/guest/,$(GUEST_PROGS) perftest_shim.so)
+GUEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(TOP)/include/uapi
+guest_libs = $(if $(filter cm_test peer_target verbsex_test,$(1)),-lrdmacm) \
+	$(if $(filter uverbs_objects,$(1)),,-libverbs)
 
 guest-tools: $(GUEST_TOOLS)
 
-$(BUILD)/guest/uverbs_test: $(TOP)/tools/testing/guest/uverbs_test.c
+$(addprefix $(BUILD)/guest/,$(GUEST_PROGS)): $(BUILD)/guest/%: $(GUEST_SRC)/%.c \
+		$(TOP)/include/uapi/rdma/siw2-abi.h $(TOP)/userspace/provider/siw2.h
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -libverbs
+	$(CC) $(GUEST_CFLAGS) -I$(TOP)/userspace/provider -o $@ $< \
+		$(call guest_libs,$*)
 
-$(BUILD)/guest/limits_test: $(TOP)/tools/testing/guest/limits_test.c
+$(BUILD)/guest/perftest_shim.so: $(GUEST_SRC)/perftest_shim.c
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -libverbs
+	$(CC) $(GUEST_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 vm-prereqs: module provider guest-tools
 

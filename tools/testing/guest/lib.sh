@@ -10,6 +10,17 @@ T_FAIL=0
 T_SKIP=0
 T_SUITE=${T_SUITE:-$(basename "${0%.sh}")}
 
+# How deep the suites go: "full" (the default, make check-full and make
+# check-debug) or "quick" (make check, which must fit CI's time). A quick
+# run keeps every kind of check and runs fewer repetitions of each.
+T_DEPTH=${T_DEPTH:-full}
+case $T_DEPTH in
+quick | full) ;;
+*) echo "lib.sh: T_DEPTH is quick or full, not '$T_DEPTH'" >&2; exit 2 ;;
+esac
+# t_depth QUICK FULL: the count for this run's depth.
+t_depth() { if [ "$T_DEPTH" = quick ]; then echo "$1"; else echo "$2"; fi; }
+
 t_log() { printf '%s: %s\n' "$T_SUITE" "$*"; }
 
 # The time since the previous check, shown after a check that took 5 s or
@@ -98,21 +109,50 @@ t_lines() {
 	done
 }
 
-# Wait up to $2 seconds (default 10) for CMD to succeed.
+# Wait up to $2 seconds (default 10) for CMD to succeed. The bound is a
+# deadline, not a count of tries: a CMD that itself takes time (a ping
+# that waits for its reply) does not stretch it.
 t_wait() {
-	local tries=$(( ${2:-10} * 10 )) cmd=$1
-	while [ "$tries" -gt 0 ]; do
+	local end=$((SECONDS + ${2:-10})) cmd=$1
+	while :; do
 		eval "$cmd" >/dev/null 2>&1 && return 0
+		[ "$SECONDS" -lt "$end" ] || return 1
 		sleep 0.1
-		tries=$((tries - 1))
 	done
-	return 1
+}
+
+# t_reach NS ADDR: waits up to 10 s until network namespace NS reaches
+# ADDR (IPv6 duplicate address detection, a link just brought up), so
+# that a test does not race its own setup. A check fails when ping is
+# missing (make deps installs it): without it every wait ran to its end.
+t_reach() {
+	if ! command -v ping >/dev/null; then
+		t_fail "ping is installed (make deps)"
+		return 1
+	fi
+	t_wait "ip netns exec $1 ping -c 1 -W 1 $2" 10 ||
+		t_log "$1 does not reach $2 within 10 s"
 }
 
 t_done() {
 	printf '%s: %d passed, %d failed, %d skipped\n' \
 		"$T_SUITE" "$T_PASS" "$T_FAIL" "$T_SKIP"
 	[ "$T_FAIL" -eq 0 ]
+}
+
+# t_prog NAME: the path of test program NAME (tools/testing/guest/NAME.c,
+# or NAME.so), built on the host by `make guest-tools`, which vm-run runs
+# before it boots. Fails with a message when it is missing or older than
+# its source: a suite must not test a stale build.
+T_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+t_prog() {
+	local bin=$T_TOP/.build/guest/$1 src=$T_TOP/tools/testing/guest/${1%.so}.c
+	if [ -x "$bin" ] && [ ! "$bin" -ot "$src" ]; then
+		echo "$bin"
+		return 0
+	fi
+	echo "t_prog: $bin is missing or older than $src; run make guest-tools" >&2
+	return 1
 }
 
 # Unreclaimable slab in KiB: what a leaked kernel object shows up in.
@@ -238,19 +278,13 @@ stuck_report() {
 # perftest_env: sets PERFTEST_ENV to the environment (NAME=VALUE words,
 # for env(1)) that makes a perftest client (-R) wait before its test
 # connection (perftest_shim.c): its server listens anew after the control
-# connection, and a client that connects first is refused. Builds the
-# shim once per guest; PERFTEST_ENV stays empty if it cannot be built
-# (the client then runs as it is).
+# connection, and a client that connects first is refused. PERFTEST_ENV
+# stays empty if the shim is not built (the client then runs as it is).
 # shellcheck disable=SC2034 # for the suites
 PERFTEST_ENV=()
 perftest_env() {
-	local so=/tmp/siw2-perftest-shim.so
-	local src
-	src=$(dirname "${BASH_SOURCE[0]}")/perftest_shim.c
-	if [ ! -f "$so" ]; then
-		gcc -O2 -Wall -Wextra -shared -fPIC -o "$so.$$" "$src" -ldl \
-			2>/dev/null && mv "$so.$$" "$so" || return 0
-	fi
+	local so
+	so=$(t_prog perftest_shim.so) || return 0
 	# shellcheck disable=SC2034 # for the suites
 	PERFTEST_ENV=("LD_PRELOAD=$so" CONNECT_DELAY_MS=500 CONNECT_RETRY=20)
 }

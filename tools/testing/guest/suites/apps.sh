@@ -287,8 +287,8 @@ if [ -z "$ref" ]; then
 		nsx ap1 rdma link add "$sdev" type siw2 netdev av1
 	t_ok "rdma link add $cdev in ap2" \
 		nsx ap2 rdma link add "$cdev" type siw2 netdev av2
-	t_wait "nsx ap2 ping -c 1 -W 1 $S4" 10
-	t_wait "nsx ap2 ping -c 1 -W 1 $S6" 10
+	t_reach ap2 $S4
+	t_reach ap2 $S6
 	sns=ap1 cns=ap2 A4=$S4 A6=$S6 where="two namespaces"
 else
 	sns=- cns=- A4=$L4 A6=$L6 where="one device"

@@ -40,13 +40,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! gcc -O2 -Wall -Wextra -o "$tmp/cm_test" "$here/cm_test.c" \
-	-lrdmacm -libverbs 2>"$tmp/cc.log"; then
-	t_fail "build cm_test" "$(cat "$tmp/cc.log")"
+if ! cmt=$(t_prog cm_test); then
+	t_fail "cm_test is built"
 	t_done
 	exit
 fi
-cmt=$tmp/cm_test
 
 t_ok "modprobe siw2" modprobe siw2
 echo 0 >"$params/mpa_p2p"
@@ -64,7 +62,7 @@ in1 ip link set v1 up
 in2 ip link set v2 up
 t_ok "rdma link add in cm1" in1 rdma link add siw2_a type siw2 netdev v1
 t_ok "rdma link add in cm2" in2 rdma link add siw2_b type siw2 netdev v2
-t_wait "in2 ping -c 1 -W 1 $A4" 10
+t_reach cm2 $A4
 
 # --- connect and accept, Private Data both ways, IRD/ORD
 ip netns exec cm1 timeout 60 "$cmt" server $A4 7471 >"$tmp/s1" 2>&1 &

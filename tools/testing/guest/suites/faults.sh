@@ -17,7 +17,6 @@
 # kernel warning. siw2 has no slab caches of its own to compare.
 . "$(dirname "$0")/../lib.sh"
 
-here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 A=192.0.2.1
 BW=(ib_write_bw -R -F -s 65536)
@@ -188,8 +187,7 @@ after "link deleted" 7714
 
 # --- a listener destroyed with three requests not yet accepted, beside a
 # running transfer that must not notice
-cmt=$tmp/cm_test
-if gcc -O2 -Wall -o "$cmt" "$here/cm_test.c" -lrdmacm -libverbs; then
+if cmt=$(t_prog cm_test); then
 	# Long enough to outlast the requests' setup on a loaded TCG host.
 	bw_start 7705 45 || t_fail "listener: data flows" "$(tail -n 3 "$tmp/c7705")"
 	in1 timeout 60 "$cmt" server $A 7725 -n 3 >"$tmp/l" 2>&1 &
@@ -219,7 +217,7 @@ if gcc -O2 -Wall -o "$cmt" "$here/cm_test.c" -lrdmacm -libverbs; then
 	t_match "listener destroyed: the transfer beside it completes unharmed" \
 		'^ *65536 +[0-9]+' "$(cat "$tmp/c7705")"
 else
-	t_fail "build cm_test" "gcc failed"
+	t_fail "listener: cm_test is built"
 fi
 reap 5
 after "listener destroyed" 7715

@@ -55,13 +55,11 @@ t_ok "debugfs counts Terminates (term_sent, term_rcvd)" \
 # The cases set mpa_p2p themselves; cleanup restores it.
 p2p0=$(cat "$params/mpa_p2p")
 
-if ! gcc -O2 -Wall -Wextra -o "$tmp/peer_target" "$here/peer_target.c" \
-	-lrdmacm -libverbs 2>"$tmp/cc.log"; then
-	t_fail "build peer_target" "$(cat "$tmp/cc.log")"
+if ! pt=$(t_prog peer_target); then
+	t_fail "peer_target is built"
 	t_done
 	exit
 fi
-pt=$tmp/peer_target
 t_ok "fpdu_peer.py: CRC32c and FPDU layout (RFC 3720 B.4, RFC 5044 Fig. 5)" \
 	python3 "$fp" selftest
 
@@ -75,7 +73,7 @@ in2 ip addr add $B/24 dev v2
 in1 ip link set v1 up
 in2 ip link set v2 up
 t_ok "rdma link add in hp1" in1 rdma link add siw2_h type siw2 netdev v1
-t_wait "in2 ping -c 1 -W 1 $A" 10
+t_reach hp2 $A
 
 port=7600
 # The peer's story of a case, on one line.

@@ -85,7 +85,7 @@ trap cleanup EXIT
 t_ok "modprobe siw2" modprobe siw2
 modprobe rdma_ucm 2>/dev/null
 for tool in rping ib_write_bw ib_read_bw ib_send_bw dumpcap tshark ss stdbuf \
-	gcc python3; do
+	python3; do
 	if ! command -v "$tool" >/dev/null; then
 		t_fail "tools present" "no $tool"
 		t_done
@@ -127,10 +127,8 @@ for v in p2p rev1 crc; do
 done
 
 # perftest's habits that upstream siw exposes; see perftest_shim.c.
-shim=$tmp/perftest_shim.so
-if ! gcc -O2 -Wall -Wextra -shared -fPIC -o "$shim" "$here/perftest_shim.c" \
-	-ldl 2>"$tmp/cc.log"; then
-	t_fail "build perftest_shim.so" "$(cat "$tmp/cc.log")"
+if ! shim=$(t_prog perftest_shim.so); then
+	t_fail "perftest_shim.so is built"
 	t_done
 	exit
 fi
@@ -187,8 +185,8 @@ use_siw default
 t_ok "rdma link add siw2_ia in ia" nsx ia rdma link add siw2_ia type siw2 netdev va
 t_ok "rdma link add siw2_ic in ic" nsx ic rdma link add siw2_ic type siw2 netdev vc
 t_ok "rdma link add siw2_id in id" nsx id rdma link add siw2_id type siw2 netdev vd
-t_wait "nsx ib ping -c 1 -W 1 $A" 10
-t_wait "nsx id ping -c 1 -W 1 $C" 10
+t_reach ib $A
+t_reach id $C
 term_sent0=$(cnt term_sent) term_rcvd0=$(cnt term_rcvd)
 
 # --- running one pair of tools

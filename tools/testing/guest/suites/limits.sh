@@ -12,15 +12,10 @@
 top=$(cd "$(dirname "$0")/../../../.." && pwd)
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
-bin=$top/.build/guest/limits_test
-if [ ! -x "$bin" ] || [ "$bin" -ot "$top/tools/testing/guest/limits_test.c" ]; then
-	bin=$tmp/limits_test
-	if ! gcc -O2 -Wall -Wextra -o "$bin" \
-		"$top/tools/testing/guest/limits_test.c" -libverbs; then
-		t_fail "build limits_test" "gcc failed"
-		t_done
-		exit
-	fi
+if ! bin=$(t_prog limits_test); then
+	t_fail "limits_test is built"
+	t_done
+	exit
 fi
 
 NOBODY=65534
@@ -107,8 +102,7 @@ fi
 here=$top/tools/testing/guest
 A=198.51.100.1
 in1() { ip netns exec lp1 "$@"; }
-if gcc -O2 -Wall -o "$tmp/peer_target" "$here/peer_target.c" \
-	-lrdmacm -libverbs 2>"$tmp/cc.log" &&
+if pt=$(t_prog peer_target) &&
 	ip netns add lp1 && ip netns add lp2 &&
 	ip link add lv1 netns lp1 type veth peer name lv2 netns lp2 &&
 	in1 ip addr add $A/24 dev lv1 &&
@@ -120,7 +114,7 @@ if gcc -O2 -Wall -o "$tmp/peer_target" "$here/peer_target.c" \
 	holder=$!
 	wait_for "$tmp/hold" '^HOLD|FAIL'
 	read -r rkey addr lkey <<<"$(sed -n 's/^HOLD rkey=\([^ ]*\) addr=\([^ ]*\) lkey=\([^ ]*\)$/\1 \2 \3/p' "$tmp/hold")"
-	in1 timeout 90 "$tmp/peer_target" server $A 7650 -T 60 \
+	in1 timeout 90 "$pt" server $A 7650 -T 60 \
 		>"$tmp/pt" 2>&1 &
 	target=$!
 	wait_for "$tmp/pt" 'LISTENING|ERROR'
@@ -131,7 +125,7 @@ if gcc -O2 -Wall -o "$tmp/peer_target" "$here/peer_target.c" \
 	# The same region named locally: a Send whose SGE carries the other
 	# process's lkey and address must complete with a protection error
 	# and put none of its octets on the wire.
-	in1 timeout 90 "$tmp/peer_target" server $A 7651 -T 30 \
+	in1 timeout 90 "$pt" server $A 7651 -T 30 \
 		-s "$(printf '%064d' 0)" -L "$lkey,$addr" >"$tmp/pt2" 2>&1 &
 	target=$!
 	wait_for "$tmp/pt2" 'LISTENING|ERROR'
@@ -156,7 +150,7 @@ if gcc -O2 -Wall -o "$tmp/peer_target" "$here/peer_target.c" \
 		'^REGION intact' "$(cat "$tmp/pt")"
 	in1 rdma link delete siw2_l
 else
-	t_fail "foreign STag: setup" "$(cat "$tmp/cc.log")"
+	t_fail "foreign STag: setup (peer_target built, namespaces, link)"
 fi
 ip netns del lp1 2>/dev/null
 ip netns del lp2 2>/dev/null

@@ -15,7 +15,6 @@
 # perftest over the rdma_cm and rping -V between them.
 . "$(dirname "$0")/../lib.sh"
 
-here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 S=198.51.100.1
 port=7900
@@ -93,7 +92,7 @@ ip -n sp1 link set spv1 up
 ip -n sp2 link set spv2 up
 t_ok "rdma link add siw2_sp1" ip netns exec sp1 rdma link add siw2_sp1 type siw2 netdev spv1
 t_ok "rdma link add siw2_sp2" ip netns exec sp2 rdma link add siw2_sp2 type siw2 netdev spv2
-t_wait "ip netns exec sp2 ping -c 1 -W 1 $S" 10
+t_reach sp2 $S
 
 # --- the knob
 t_eq "polling is off by default" 0 "$(cat "$knob1")"
@@ -158,14 +157,13 @@ t_eq "polling: rping -V x200 completes" 0 "$st"
 # lets it go when it leaves RTS, with the doorbell bit set, so that the
 # posts on the next connection ring and complete. The client takes its
 # QP from RTS to RESET, the server's goes to ERR first (cm_test -r).
-if gcc -O2 -Wall -Wextra -o "$tmp/cm_test" "$here/cm_test.c" \
-	-lrdmacm -libverbs 2>"$tmp/cc.log"; then
-	run again 60 "$tmp/cm_test" server $S "$port" -n 2 -r \
-		-- "$tmp/cm_test" client $S "$port" -d accept:again -r
+if cmt=$(t_prog cm_test); then
+	run again 60 "$cmt" server $S "$port" -n 2 -r \
+		-- "$cmt" client $S "$port" -d accept:again -r
 	t_eq "polling: a QP reset and connected again sends on both connections" \
 		2 "$(grep -c 'client SEND status=0' "$tmp/again.c")"
 else
-	t_fail "build cm_test" "$(cat "$tmp/cc.log")"
+	t_fail "cm_test is built"
 fi
 
 # --- the hand-back: a 1 us window ends between nearly every two posts, so

@@ -7,17 +7,10 @@
 # object left behind.
 . "$(dirname "$0")/../lib.sh"
 
-top=$(cd "$(dirname "$0")/../../../.." && pwd)
-bin=$top/.build/guest/uverbs_test
-if [ ! -x "$bin" ] || [ "$bin" -ot "$top/tools/testing/guest/uverbs_test.c" ]; then
-	# Not built by `make guest-tools` (vm-run builds it): build it here.
-	bin=$(mktemp -d)/uverbs_test
-	if ! gcc -O2 -Wall -Wextra -o "$bin" \
-		"$top/tools/testing/guest/uverbs_test.c" -libverbs; then
-		t_fail "build uverbs_test" "gcc failed"
-		t_done
-		exit
-	fi
+if ! bin=$(t_prog uverbs_test); then
+	t_fail "uverbs_test is built"
+	t_done
+	exit
 fi
 
 t_ok "modprobe siw2" modprobe siw2
