@@ -88,7 +88,7 @@ provider:
 # Test programs the guest suites run (the guest sees this checkout), all
 # built here with one set of flags: compiling them inside a TCG guest took
 # minutes of every make check. Suites find them with t_prog (lib.sh).
-GUEST_SRC := $(TOP)/tools/testing/guest
+GUEST_SRC := $(TOP)/tools/testing/guest/progs
 GUEST_PROGS := uverbs_test limits_test cm_test peer_target uverbs_objects \
 	verbsex_test
 GUEST_TOOLS := $(addprefix $(BUILD)/guest/,$(GUEST_PROGS) perftest_shim.so)

@@ -138,7 +138,7 @@ vm_initramfs_build() {
 	mkdir -p "$stage"/{bin,dev,lib/modules,newroot,proc,sys}
 	cp /bin/busybox "$stage/bin/busybox"
 	ln -s busybox "$stage/bin/sh"
-	install -m 0755 "$VM_SCRIPTS/guest/initramfs-init" "$stage/init"
+	install -m 0755 "$VM_SCRIPTS/vm/initramfs-init" "$stage/init"
 
 	vm_mod_seen=()
 	vm_mod_order=()
@@ -183,7 +183,7 @@ vm_initramfs() {
 	key=$({
 		echo "$VM_INITRAMFS_FORMAT $kver ${VM_INITRAMFS_MODULES[*]}"
 		stat -L -c '%n %s %Y' "$(vm_moddir "$kver")/modules.dep" /bin/busybox
-		cat "$VM_SCRIPTS/guest/initramfs-init"
+		cat "$VM_SCRIPTS/vm/initramfs-init"
 	} 2>&1 | sha256sum)
 	key=${key:0:16}
 	out="$VM_CACHE/initramfs-$kver-$key.cpio"

@@ -146,7 +146,7 @@ t_done() {
 # its source: a suite must not test a stale build.
 T_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 t_prog() {
-	local bin=$T_TOP/.build/guest/$1 src=$T_TOP/tools/testing/guest/${1%.so}.c
+	local bin=$T_TOP/.build/guest/$1 src=$T_TOP/tools/testing/guest/progs/${1%.so}.c
 	if [ -x "$bin" ] && [ ! "$bin" -ot "$src" ]; then
 		echo "$bin"
 		return 0

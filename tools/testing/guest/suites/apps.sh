@@ -257,8 +257,10 @@ t_ok "rdma link add $ldev on a dummy netdev" \
 
 # --- rping, one device: client and server on ad0's addresses
 start=$SECONDS
-rping_run "rping, one device, IPv4, 64 B x1000 verified" - - $L4 64
-rping_run "rping, one device, IPv6, 256 B x1000 verified" - - $L6 256
+# How many round trips the long rpings make (T_DEPTH, lib.sh).
+nr=$(t_depth 200 1000)
+rping_run "rping, one device, IPv4, 64 B x$nr verified" - - $L4 64 "$nr"
+rping_run "rping, one device, IPv6, 256 B x$nr verified" - - $L6 256 "$nr"
 t_log "rping on one device: $((SECONDS - start)) s"
 
 # A peer decides that we send Markers (RFC 5044 7.1.2). On one device the
@@ -297,8 +299,8 @@ fi
 # --- rping between the namespaces
 start=$SECONDS
 if [ -z "$ref" ]; then
-	rping_run "rping, two namespaces, IPv4, 256 B x1000 verified" ap1 ap2 $S4 256
-	rping_run "rping, two namespaces, IPv6, 64 B x1000 verified" ap1 ap2 $S6 64
+	rping_run "rping, two namespaces, IPv4, 256 B x$nr verified" ap1 ap2 $S4 256 "$nr"
+	rping_run "rping, two namespaces, IPv6, 64 B x$nr verified" ap1 ap2 $S6 64 "$nr"
 	t_log "rping between namespaces: $((SECONDS - start)) s"
 fi
 
@@ -403,12 +405,24 @@ t_log "ucmatose, rdma_server/client, riostream: $((SECONDS - start)) s"
 
 # --- perftest over the rdma_cm. -F: no CPU frequency warning (a guest's
 # is meaningless). 200 iterations wrap the 128-entry default queues.
+# A quick run (T_DEPTH) keeps every operation: the bandwidth tests at all
+# three sizes with CRCs on and at the two that span pages without, the
+# latency tests at 64 B with CRCs on.
+matrix_sizes() { # matrix_sizes MODE TEST
+	if [ "$T_DEPTH" = full ] || [ "$1" = default ]; then
+		echo 64 4096 1048576
+	elif [ "$1" = on ]; then
+		case $2 in *_bw) echo 64 4096 1048576 ;; *) echo 64 ;; esac
+	else
+		case $2 in *_bw) echo 4096 1048576 ;; esac
+	fi
+}
 perftest_matrix() {
 	local mode=$1 t size n name hung check
 	local -a why
 	for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
 		hung=
-		for size in 64 4096 1048576; do
+		for size in $(matrix_sizes "$mode" "$t"); do
 			n=200
 			[ "$size" = 1048576 ] && n=20
 			check="perftest, MPA CRC $mode: ib_$t -R, $size B x$n"
@@ -431,7 +445,8 @@ perftest_matrix() {
 # within the MSS (LIMIT "mss") or above it ("big"). Every stream must
 # walk as FPDUs either way, and the Writes' payload must be among them.
 walk_capture() {
-	local name=pt$port cap=$tmp/$1.pcapng out largest octets cpid n=100
+	local name=pt$port cap=$tmp/$1.pcapng out largest octets cpid n
+	n=$(t_depth 30 100)
 	local -a why=()
 	ip netns exec ap1 timeout 120 dumpcap -q -B 32 -i av1 \
 		-f "tcp port $port" -w "$cap" >"$tmp/$1.dumpcap" 2>&1 &
@@ -441,7 +456,7 @@ walk_capture() {
 	sleep 1
 	kill -INT "$cpid" 2>/dev/null
 	wait "$cpid"
-	out=$(python3 "$here/fpdu_walk.py" "$cap" --crc on 2>&1) ||
+	out=$(python3 "$here/capture/fpdu_walk.py" "$cap" --crc on 2>&1) ||
 		why+=("the FPDU walk failed:" "$out")
 	largest=$(sed -n 's/^initiator: .*largest ULPDU \([0-9]*\),.*/\1/p' <<<"$out")
 	octets=$(sed -n 's/^initiator: .*ULPDU octets \([0-9]*\)$/\1/p' <<<"$out")
@@ -488,24 +503,25 @@ large_fpdus() {
 # unload below find anything left over.
 zero_copy() {
 	local zc=/sys/module/siw2/parameters/tx_zerocopy z0 t size n name
-	local spid cpid
+	local spid cpid nr
 	local start=$SECONDS
 	local -a why
+	nr=$(t_depth 50 200)
 	t_eq "tx_zerocopy is off by default" N "$(cat "$zc")"
 	echo Y >"$zc"
 	z0=$(cnt tx_zerocopy)
-	rping_run "tx_zerocopy on: rping, $where, 65000 B x200 verified" \
-		"$sns" "$cns" "$A4" 65000 200
-	if [ $(($(cnt tx_zerocopy) - z0)) -ge 200 ]; then
-		t_pass "tx_zerocopy on: rping's 200 Writes went without a copy"
+	rping_run "tx_zerocopy on: rping, $where, 65000 B x$nr verified" \
+		"$sns" "$cns" "$A4" 65000 "$nr"
+	if [ $(($(cnt tx_zerocopy) - z0)) -ge "$nr" ]; then
+		t_pass "tx_zerocopy on: rping's $nr Writes went without a copy"
 	else
-		t_fail "tx_zerocopy on: rping's 200 Writes went without a copy" \
+		t_fail "tx_zerocopy on: rping's $nr Writes went without a copy" \
 			"$(($(cnt tx_zerocopy) - z0)) messages"
 	fi
 	for t in write_bw send_bw; do
 		for size in 65536 1048576; do
-			n=500
-			[ "$size" = 1048576 ] && n=50
+			n=$(t_depth 100 500)
+			[ "$size" = 1048576 ] && n=$(t_depth 20 50)
 			z0=$(cnt tx_zerocopy)
 			perf_run "$t" "$size" "$n" 60
 			[ $(($(cnt tx_zerocopy) - z0)) -ge "$n" ] ||
@@ -545,7 +561,7 @@ zero_copy() {
 # perftest Writes, Reads and Sends under each. A wrong CRC would end a
 # connection with a Terminate.
 crc_impls() {
-	local impl=/sys/module/siw2/parameters/mpa_crc_impl flip t v term
+	local impl=/sys/module/siw2/parameters/mpa_crc_impl flip t v term n
 	local start=$SECONDS
 	local -a why
 	t_match "mpa_crc_impl reads back lib or table" '^(lib|table)$' \
@@ -555,18 +571,21 @@ crc_impls() {
 	term=$(cnt term_sent)
 	(while :; do echo lib >"$impl"; echo table >"$impl"; done) &
 	flip=$!
-	rping_run "mpa_crc_impl flipping: rping, $where, 65000 B x200 verified" \
-		"$sns" "$cns" "$A4" 65000 200
-	rping_run "mpa_crc_impl flipping: rping, $where, 1000 B x1000 verified" \
-		"$sns" "$cns" "$A4" 1000
+	n=$(t_depth 50 200)
+	rping_run "mpa_crc_impl flipping: rping, $where, 65000 B x$n verified" \
+		"$sns" "$cns" "$A4" 65000 "$n"
+	n=$(t_depth 300 1000)
+	rping_run "mpa_crc_impl flipping: rping, $where, 1000 B x$n verified" \
+		"$sns" "$cns" "$A4" 1000 "$n"
 	kill "$flip"
 	wait "$flip" 2>/dev/null
 	for v in lib table; do
 		echo "$v" >"$impl"
 		t_eq "mpa_crc_impl set to $v" "$v" "$(cat "$impl")"
 		for t in write_bw read_bw send_bw; do
-			perf_run "$t" 65536 500 60
-			verdict "mpa_crc_impl=$v: ib_$t -R, 65536 B x500" \
+			n=$(t_depth 100 500)
+			perf_run "$t" 65536 "$n" 60
+			verdict "mpa_crc_impl=$v: ib_$t -R, 65536 B x$n" \
 				"$name" "${why[@]}"
 		done
 	done
@@ -581,7 +600,7 @@ crc_impls() {
 # loop of 8-octet moves (copy_impl). Lengths that are not a multiple of 8
 # take the loop's tail; rping verifies every octet.
 copy_impls() {
-	local impl=/sys/module/siw2/parameters/copy_impl flip v term
+	local impl=/sys/module/siw2/parameters/copy_impl flip v term n
 	local start=$SECONDS
 	t_match "copy_impl reads back lib or words" '^(lib|words)$' \
 		"$(cat "$impl")"
@@ -592,13 +611,15 @@ copy_impls() {
 	for v in lib words; do
 		echo "$v" >"$impl"
 		t_eq "copy_impl set to $v" "$v" "$(cat "$impl")"
-		rping_run "copy_impl=$v, CRC off: rping, $where, 65003 B x100 verified" \
-			"$sns" "$cns" "$A4" 65003 100
+		n=$(t_depth 30 100)
+		rping_run "copy_impl=$v, CRC off: rping, $where, 65003 B x$n verified" \
+			"$sns" "$cns" "$A4" 65003 "$n"
 	done
 	(while :; do echo lib >"$impl"; echo words >"$impl"; done) &
 	flip=$!
-	rping_run "copy_impl flipping, CRC off: rping, $where, 1005 B x500 verified" \
-		"$sns" "$cns" "$A4" 1005 500
+	n=$(t_depth 200 500)
+	rping_run "copy_impl flipping, CRC off: rping, $where, 1005 B x$n verified" \
+		"$sns" "$cns" "$A4" 1005 "$n"
 	kill "$flip"
 	wait "$flip" 2>/dev/null
 	t_eq "copy_impl: no Terminate was sent" "$term" "$(cnt term_sent)"
@@ -627,10 +648,11 @@ if command -v ib_write_bw >/dev/null; then
 		# Reads always waiting, a late release shows in a few hundred.
 		start=$SECONDS
 		term=$(cnt term_sent)
-		perf_run read_bw 65536 5000 60 -o 16
+		n=$(t_depth 1000 5000)
+		perf_run read_bw 65536 "$n" 60 -o 16
 		[ "$(cnt term_sent)" = "$term" ] ||
 			why+=("a Terminate was sent ($term -> $(cnt term_sent))")
-		verdict "perftest: ib_read_bw -R -o 16, IRD = ORD, 65536 B x5000" \
+		verdict "perftest: ib_read_bw -R -o 16, IRD = ORD, 65536 B x$n" \
 			"$name" "${why[@]}"
 		t_log "ib_read_bw at the IRD: $((SECONDS - start)) s"
 		large_fpdus

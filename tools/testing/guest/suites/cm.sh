@@ -20,7 +20,7 @@
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
-pyp=$here/mpa_peer.py
+pyp=$here/peers/mpa_peer.py
 params=/sys/module/siw2/parameters
 dbg=/sys/kernel/debug/siw2
 A4=198.51.100.1

@@ -18,7 +18,7 @@
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
-fp=$here/fpdu_peer.py
+fp=$here/peers/fpdu_peer.py
 dbg=/sys/kernel/debug/siw2
 params=/sys/module/siw2/parameters
 A=198.51.100.1

@@ -325,7 +325,7 @@ stream_start() {
 	t_wait "[ \"\$(obj qp)\" -ge 4 ]" 20
 }
 bad=0 waits=0
-kills=${SQPOLL_KILLS:-8}
+kills=${SQPOLL_KILLS:-$(t_depth 4 8)}
 for i in $(seq "$kills"); do
 	stream_start mid
 	sleep "0.$((RANDOM % 10))"
