@@ -456,7 +456,7 @@ walk_capture() {
 	sleep 1
 	kill -INT "$cpid" 2>/dev/null
 	wait "$cpid"
-	out=$(python3 "$here/capture/fpdu_walk.py" "$cap" --crc on 2>&1) ||
+	out=$(python3 -S "$here/capture/fpdu_walk.py" "$cap" --crc on 2>&1) ||
 		why+=("the FPDU walk failed:" "$out")
 	largest=$(sed -n 's/^initiator: .*largest ULPDU \([0-9]*\),.*/\1/p' <<<"$out")
 	octets=$(sed -n 's/^initiator: .*ULPDU octets \([0-9]*\)$/\1/p' <<<"$out")

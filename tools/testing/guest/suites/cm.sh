@@ -195,7 +195,7 @@ echo 2000 >"$params/mpa_request_timeout_ms"
 ip netns exec cm1 timeout 90 "$cmt" server $A4 7477 -n 2 -T 60 \
 	>"$tmp/s8" 2>&1 &
 wait_for "$tmp/s8" LISTENING
-out=$(in2 timeout 60 python3 "$pyp" request $A4 7477 --pdata reject:raw-no)
+out=$(in2 timeout 60 python3 -S "$pyp" request $A4 7477 --pdata reject:raw-no)
 t_match "raw: a valid Request reaches the ULP" \
 	'CONNECT_REQUEST status=0 pdata_len=13 pdata=reject:raw-no' \
 	"$(cat "$tmp/s8")"
@@ -205,7 +205,7 @@ t_match "raw: the reject Reply has R, revision 2 and the Private Data" \
 t_match "raw: siw2 closes gracefully after a reject" 'peer end CLOSED' "$out"
 
 bad=$(cnt cm_bad_frame)
-out=$(in2 timeout 60 python3 "$pyp" request $A4 7477 --key bad --pdata accept:x)
+out=$(in2 timeout 60 python3 -S "$pyp" request $A4 7477 --key bad --pdata accept:x)
 t_match "raw: an invalid Key gets the connection reset" 'peer reply RESET' \
 	"$out"
 t_eq "raw: the invalid Request is counted" $((bad + 1)) \
@@ -213,13 +213,13 @@ t_eq "raw: the invalid Request is counted" $((bad + 1)) \
 t_ok "raw: no endpoint left by the invalid Request" ceps_gone
 
 tmo=$(cnt cm_mpa_request_timeout)
-out=$(in2 timeout 60 python3 "$pyp" silent $A4 7477)
+out=$(in2 timeout 60 python3 -S "$pyp" silent $A4 7477)
 t_match "raw: a silent peer is reset after mpa_request_timeout_ms (2 s)" \
 	'peer silent RESET after [2-5]\.[0-9] s' "$out"
 t_eq "raw: the timeout is counted" $((tmo + 1)) \
 	"$(cnt cm_mpa_request_timeout)"
 
-out=$(in2 timeout 60 python3 "$pyp" request $A4 7477 --rev 1 --pdata accept:raw-yes)
+out=$(in2 timeout 60 python3 -S "$pyp" request $A4 7477 --rev 1 --pdata accept:raw-yes)
 t_match "raw: a revision 1 Request is accepted with a revision 1 Reply" \
 	'peer reply key=MPA_ID_Rep_Frame flags=0x40 rev=1 pdata=raw-yes ird=- ord=-' \
 	"$out"
@@ -235,7 +235,7 @@ echo 10000 >"$params/mpa_request_timeout_ms"
 # --- listener teardown with pending requests
 ip netns exec cm1 timeout 60 "$cmt" server $A4 7478 -t >"$tmp/s9" 2>&1 &
 wait_for "$tmp/s9" LISTENING
-ip netns exec cm2 timeout 60 python3 "$pyp" silent $A4 7478 \
+ip netns exec cm2 timeout 60 python3 -S "$pyp" silent $A4 7478 \
 	>"$tmp/p9" 2>&1 &
 # The silent connection waits for its Request before the client comes.
 # shellcheck disable=SC2016 # t_wait evaluates it
@@ -256,7 +256,7 @@ t_eq "teardown: no listener left" 0 "$(obj listener)"
 
 # --- a raw responder against a siw2 initiator
 retry=$(cnt cm_rev1_retry)
-ip netns exec cm1 timeout 60 python3 "$pyp" respond $A4 7480 \
+ip netns exec cm1 timeout 60 python3 -S "$pyp" respond $A4 7480 \
 	--mode rev1only --count 2 --pdata ok-rev1 >"$tmp/p10" 2>&1 &
 wait_for "$tmp/p10" LISTENING
 in2 timeout 60 "$cmt" client $A4 7480 -d hello -w 300 >"$tmp/c10" 2>&1
@@ -273,7 +273,7 @@ t_match "rev1 fallback: established" \
 	"$(cat "$tmp/c10")"
 t_eq "rev1 fallback: counted once" $((retry + 1)) "$(cnt cm_rev1_retry)"
 
-ip netns exec cm1 timeout 60 python3 "$pyp" respond $A4 7481 \
+ip netns exec cm1 timeout 60 python3 -S "$pyp" respond $A4 7481 \
 	--mode reject --pdata raw-reject >"$tmp/p11" 2>&1 &
 wait_for "$tmp/p11" LISTENING
 in2 timeout 60 "$cmt" client $A4 7481 -d hi >"$tmp/c11" 2>&1
@@ -282,7 +282,7 @@ t_match "raw reject: REJECTED with the responder's Private Data" \
 	'client EVENT RDMA_CM_EVENT_REJECTED status=-111 pdata_len=10 pdata=raw-reject' \
 	"$(cat "$tmp/c11")"
 
-ip netns exec cm1 timeout 60 python3 "$pyp" respond $A4 7482 \
+ip netns exec cm1 timeout 60 python3 -S "$pyp" respond $A4 7482 \
 	--mode reset >"$tmp/p12" 2>&1 &
 wait_for "$tmp/p12" LISTENING
 in2 timeout 60 "$cmt" client $A4 7482 -d hi >"$tmp/c12" 2>&1
@@ -293,7 +293,7 @@ t_eq "peer reset during MPA: no revision 1 retry" $((retry + 1)) \
 	"$(cnt cm_rev1_retry)"
 
 echo 2000 >"$params/mpa_reply_timeout_ms"
-ip netns exec cm1 timeout 60 python3 "$pyp" respond $A4 7483 \
+ip netns exec cm1 timeout 60 python3 -S "$pyp" respond $A4 7483 \
 	--mode silent >"$tmp/p13" 2>&1 &
 wait_for "$tmp/p13" LISTENING
 start=$(date +%s)
@@ -311,7 +311,7 @@ echo 20000 >"$params/mpa_reply_timeout_ms"
 
 echo 2000 >"$params/tcp_timeout_ms"
 tcpt=$(cnt cm_tcp_timeout)
-ip netns exec cm1 timeout 60 python3 "$pyp" fill $A4 7484 \
+ip netns exec cm1 timeout 60 python3 -S "$pyp" fill $A4 7484 \
 	>"$tmp/p14" 2>&1 &
 wait_for "$tmp/p14" FULL
 in2 timeout 60 "$cmt" client $A4 7484 -d hi >"$tmp/c14" 2>&1
@@ -324,7 +324,7 @@ echo 10000 >"$params/tcp_timeout_ms"
 t_ok "active side: no endpoint left" ceps_gone
 
 # --- RFC 6581: IRD/ORD that cannot be met, peer-to-peer RTR
-ip netns exec cm1 timeout 60 python3 "$pyp" respond $A4 7488 --mode accept \
+ip netns exec cm1 timeout 60 python3 -S "$pyp" respond $A4 7488 --mode accept \
 	--ird-ord 4,32 >"$tmp/p17" 2>&1 &
 wait_for "$tmp/p17" LISTENING
 in2 timeout 60 "$cmt" client $A4 7488 -d hi -i 8 >"$tmp/c17" 2>&1
@@ -335,7 +335,7 @@ t_match "responder ORD above our IRD: a Terminate, LLP/MPA code 6 (RFC 6581 9.1)
 	'peer fpdu len=[0-9]+ ctrl=..47 term=2006' "$(cat "$tmp/p17")"
 
 echo 1 >"$params/mpa_p2p"
-ip netns exec cm1 timeout 60 python3 "$pyp" respond $A4 7489 --mode accept \
+ip netns exec cm1 timeout 60 python3 -S "$pyp" respond $A4 7489 --mode accept \
 	--pdata p2p-ok >"$tmp/p18" 2>&1 &
 wait_for "$tmp/p18" LISTENING
 in2 timeout 60 "$cmt" client $A4 7489 -d hi -w 300 >"$tmp/c18" 2>&1
@@ -406,7 +406,7 @@ t_eq "no live siw2 objects" "$(siw2_objects_zero)" "$(cat "$dbg/objects")"
 t_ok "re-add siw2_a" in1 rdma link add siw2_a type siw2 netdev v1
 ip netns exec cm1 timeout 60 "$cmt" server any 7487 -T 50 >"$tmp/s16" 2>&1 &
 wait_for "$tmp/s16" LISTENING
-ip netns exec cm2 timeout 60 python3 "$pyp" silent $A4 7487 \
+ip netns exec cm2 timeout 60 python3 -S "$pyp" silent $A4 7487 \
 	>"$tmp/p16" 2>&1 &
 # shellcheck disable=SC2016 # t_wait evaluates it
 t_wait '[ "$(obj cep)" = 1 ]' 10

@@ -61,7 +61,7 @@ if ! pt=$(t_prog peer_target); then
 	exit
 fi
 t_ok "fpdu_peer.py: CRC32c and FPDU layout (RFC 3720 B.4, RFC 5044 Fig. 5)" \
-	python3 "$fp" selftest
+	python3 -S "$fp" selftest
 
 ip netns add hp1
 ip netns add hp2
@@ -110,7 +110,7 @@ case_connect() {
 		>"$tmp/$name.t" 2>&1 &
 	wait_for "$tmp/$name.t" 'LISTENING|ERROR'
 	# shellcheck disable=SC2086
-	ip netns exec hp2 timeout 80 python3 "$fp" connect $A $port "$sc" $4 \
+	ip netns exec hp2 timeout 80 python3 -S "$fp" connect $A $port "$sc" $4 \
 		>"$tmp/$name.p" 2>&1
 	case_end "$name"
 }
@@ -121,7 +121,7 @@ case_accept() {
 	local name=$1 sc=$2
 	case_init
 	# shellcheck disable=SC2086
-	ip netns exec hp2 timeout 80 python3 "$fp" accept $B $port "$sc" $4 \
+	ip netns exec hp2 timeout 80 python3 -S "$fp" accept $B $port "$sc" $4 \
 		>"$tmp/$name.p" 2>&1 &
 	wait_for "$tmp/$name.p" LISTENING
 	# shellcheck disable=SC2086
@@ -342,7 +342,7 @@ case_init
 mark="hostile: read-inval $$ $RANDOM"
 echo "$mark" >/dev/kmsg
 if out=$(in1 modprobe siw2_selftest inval_addr=$A inval_port=$port 2>&1); then
-	in2 timeout 80 python3 "$fp" connect $A $port read-inval --hold 2 \
+	in2 timeout 80 python3 -S "$fp" connect $A $port read-inval --hold 2 \
 		>"$tmp/read-inval.p" 2>&1
 	P=$(cat "$tmp/read-inval.p")
 	log_peer read-inval
@@ -379,7 +379,7 @@ n='process exit while a peer holds a partial Write'
 case_init
 in1 timeout 90 "$pt" server $A $port -T 60 >"$tmp/exit.t" 2>&1 &
 wait_for "$tmp/exit.t" 'LISTENING|ERROR'
-in2 timeout 80 python3 "$fp" connect $A $port write-partial-hold --hold 10 \
+in2 timeout 80 python3 -S "$fp" connect $A $port write-partial-hold --hold 10 \
 	>"$tmp/exit.p" 2>&1 &
 wait_for "$tmp/exit.t" '^CM RDMA_CM_EVENT_ESTABLISHED' 30
 sleep 1

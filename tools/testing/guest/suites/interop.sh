@@ -460,7 +460,7 @@ cap_check() {
 	local out line p verdict ini resp siw_variant m_rev m_crc m_mk m_p2p i
 	local m_s2
 	local t0=$SECONDS
-	out=$(python3 "$here/capture/mpa_capture_check.py" "$cap" "${conns[@]}" 2>&1)
+	out=$(python3 -S "$here/capture/mpa_capture_check.py" "$cap" "${conns[@]}" 2>&1)
 	printf '%s\n' "$out" | sed 's/^/       /'
 	t_log "tshark over the $1 capture: $((SECONDS - t0)) s"
 	for ((i = 1; i < ${#conns[@]}; i += 2)); do

@@ -119,7 +119,7 @@ if pt=$(t_prog peer_target) &&
 	target=$!
 	wait_for "$tmp/pt" 'LISTENING|ERROR'
 	# write-oob writes 64 octets at TO + LEN - 16: inside the region.
-	ip netns exec lp2 timeout 80 python3 "$here/peers/fpdu_peer.py" connect \
+	ip netns exec lp2 timeout 80 python3 -S "$here/peers/fpdu_peer.py" connect \
 		$A 7650 write-oob --target "$rkey,$addr,80" >"$tmp/fp" 2>&1
 	wait "$target"
 	# The same region named locally: a Send whose SGE carries the other
@@ -129,7 +129,7 @@ if pt=$(t_prog peer_target) &&
 		-s "$(printf '%064d' 0)" -L "$lkey,$addr" >"$tmp/pt2" 2>&1 &
 	target=$!
 	wait_for "$tmp/pt2" 'LISTENING|ERROR'
-	ip netns exec lp2 timeout 60 python3 "$here/peers/fpdu_peer.py" connect \
+	ip netns exec lp2 timeout 60 python3 -S "$here/peers/fpdu_peer.py" connect \
 		$A 7651 valid >"$tmp/fp2" 2>&1
 	wait "$target"
 	t_match "foreign lkey: the Send completes with a local protection error" \
