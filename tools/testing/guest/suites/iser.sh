@@ -31,7 +31,7 @@ tmp=$(mktemp -d)
 A=192.0.2.1
 B=192.0.2.2
 IQN=iqn.2026-11.org.example:siw2-iser
-FIO_SECONDS=${ISER_FIO_SECONDS:-15}
+FIO_SECONDS=${ISER_FIO_SECONDS:-$(t_depth 8 15)}
 
 
 target_start() { lio_start $IQN $A 64 rd0; }

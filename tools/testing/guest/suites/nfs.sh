@@ -6,14 +6,15 @@
 # exports a tmpfs directory with an RDMA listener on port 20049, the
 # kernel's NFS client in n2 mounts it with `-o rdma,port=20049`, NFSv3 and
 # NFSv4.2. For each version: /proc/mounts shows proto=rdma; files of 4 KiB,
-# 1 MiB and 256 MiB are written and read back (after a remount, so from
-# the server) with SHA-256 compared, also against the server's copy; fio
-# random read/write with verification for a fixed time; many small files
-# written and checked. Then an NFSv4.2 copy runs while, in turn, the
-# client's netdev goes down and up, siw2 is unloaded and loaded again
-# (with new devices), nfsd restarts and the client's siw2 link is deleted
-# and added again; each copy must end, intact or with an error, and the
-# file be intact after a new copy where it was not. Then unmount, nfsd
+# 1 MiB and 256 MiB (64 MiB at quick depth) are written and read back
+# (after a remount, so from the server) with SHA-256 compared, also
+# against the server's copy; fio random read/write with verification for
+# a fixed time; many small files written and checked. Then an NFSv4.2
+# copy runs while, in turn, the client's netdev goes down and up, siw2 is
+# unloaded and loaded again (with new devices), nfsd restarts and the
+# client's siw2 link is deleted and added again; each copy must end,
+# intact or with an error, and the file be intact after a new copy where
+# it was not. Then unmount, nfsd
 # stopped, rpcrdma and siw2 unloaded, and no siw2 object left
 # (/sys/kernel/debug/siw2/objects).
 #
@@ -27,9 +28,9 @@ A=192.0.2.1
 EXP=/srv/siw2-nfs
 MNT=/mnt/siw2-nfs
 # Seconds of fio per NFS version; sizes of the big files in MiB.
-FIO_SECONDS=${NFS_FIO_SECONDS:-20}
-BIG_MIB=${NFS_BIG_MIB:-256}
-SMALL_FILES=${NFS_SMALL_FILES:-300}
+FIO_SECONDS=${NFS_FIO_SECONDS:-$(t_depth 8 20)}
+BIG_MIB=${NFS_BIG_MIB:-$(t_depth 64 256)}
+SMALL_FILES=${NFS_SMALL_FILES:-$(t_depth 100 300)}
 
 in1() { nsenter --net=/run/netns/n1 "$@"; }
 in2() { nsenter --net=/run/netns/n2 "$@"; }

@@ -32,7 +32,7 @@ HOSTID=0f6cbd5e-5b5c-4d3e-9a43-3a8f2d6c0001
 CFS=/sys/kernel/config/nvmet
 # On a tmpfs of its own: nvmet sees the overlay under /tmp as size 0.
 IMG=$tmp/store/ns1.img
-FIO_SECONDS=${NVMEOF_FIO_SECONDS:-20}
+FIO_SECONDS=${NVMEOF_FIO_SECONDS:-$(t_depth 8 20)}
 
 target_start() {
 	local s=$CFS/subsystems/$NQN p=$CFS/ports/1
@@ -169,7 +169,7 @@ else
 fi
 
 # --- faults under an O_DIRECT write of FAULT_MIB MiB.
-FAULT_MIB=${NVMEOF_FAULT_MIB:-96}
+FAULT_MIB=${NVMEOF_FAULT_MIB:-$(t_depth 48 96)}
 head -c $((FAULT_MIB << 20)) /dev/urandom >"$tmp/fault"
 # Every connection of the association reset: nvme-rdma's error recovery
 # reconnects (new QPs, new MPA exchanges) and retries the lost commands.
