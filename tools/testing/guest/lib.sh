@@ -211,10 +211,9 @@ wait_for() { t_wait "grep -Eq -- '$2' '$1'" "${3:-20}"; }
 # that is a failure, shown with the job's processes and their kernel
 # stacks, and the suite goes on without it instead of hanging in wait.
 reap() {
-	local left=${1:-30} p
-	while [ -n "$(jobs -pr)" ] && [ "$left" -gt 0 ]; do
-		sleep 1
-		left=$((left - 1))
+	local end=$((SECONDS + ${1:-30})) p
+	while [ -n "$(jobs -pr)" ] && [ "$SECONDS" -lt "$end" ]; do
+		sleep 0.2
 	done
 	# shellcheck disable=SC2046
 	kill $(jobs -pr) 2>/dev/null

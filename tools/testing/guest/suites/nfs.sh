@@ -30,7 +30,7 @@ MNT=/mnt/siw2-nfs
 # Seconds of fio per NFS version; sizes of the big files in MiB.
 FIO_SECONDS=${NFS_FIO_SECONDS:-$(t_depth 8 20)}
 BIG_MIB=${NFS_BIG_MIB:-$(t_depth 64 256)}
-SMALL_FILES=${NFS_SMALL_FILES:-$(t_depth 100 300)}
+SMALL_FILES=${NFS_SMALL_FILES:-$(t_depth 40 300)}
 
 in1() { nsenter --net=/run/netns/n1 "$@"; }
 in2() { nsenter --net=/run/netns/n2 "$@"; }
