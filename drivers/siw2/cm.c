@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The iWARP connection manager: a siw2 device's iw_cm operations, the
- * connection endpoint (struct siw2_cep) that runs the TCP handshake and MPA
- * startup (RFC 5044 7.1, RFC 6581) on a kernel socket, and the listeners.
- * MPA's rules are mpa.c's pure state machine, sockets are socket.c's, and
- * once the stream is in Full Operation the QP's data path owns it (llp.h).
+ * The iWARP connection manager's endpoints: a siw2 device's iw_cm
+ * operations on connections (connect, accept, reject) and the connection
+ * endpoint (struct siw2_cep) that runs the TCP handshake and MPA startup
+ * (RFC 5044 7.1, RFC 6581) on a kernel socket. The listening sockets, and
+ * the listeners passive endpoints come from, are listen.c's (cm.h is what
+ * the two files tell each other). MPA's rules are mpa.c's pure state
+ * machine, sockets are socket.c's, and once the stream is in Full
+ * Operation the QP's data path owns it (llp.h).
  *
  * Endpoint states:
  *
@@ -26,9 +29,11 @@
  *
  * Locking. cep->lock serializes everything a cep does: iw_cm downcalls,
  * socket events, timeouts and the QP's siw2_cm_llp_closed(), all in process
- * context (socket callbacks and siw2_cm_llp_closed() defer to cm_wq). Lock
- * order: listen_socks_lock before ls->lock, cep->lock before ls->lock; no
- * cep->lock is taken while ls->lock is held.
+ * context (socket callbacks and siw2_cm_llp_closed() defer to cm_wq, which
+ * listen.c's work shares). Lock order: cep->lock before a listening
+ * socket's lock (listen.c), and no cep->lock is taken while one is held.
+ * A passive cep's place on its listener's pending list is the listener's,
+ * under that lock (listen.c, "Pending connections").
  *
  * Upcalls go to the iw_cm's event_handler, which copies what it needs and
  * defers to its own workqueue, so it is called under these locks. The
@@ -44,14 +49,6 @@
  * reclaimed by its timer or its listener's teardown, and a late iw_accept()
  * or iw_reject() finds nothing.
  *
- * Listening. For a wildcard listen the iw_cm calls create_listen once per
- * device. siw2 keeps one listening socket per (namespace, address, port),
- * struct listen_sock, and hangs each device listening there on it, struct
- * siw2_listener: several devices of a namespace share a wildcard port, and
- * addresses added to a netdev later are covered. A new connection goes to
- * the device whose netdev owns its local address, or is reset if there is
- * none, since the RDMA CM could not place it on a device either.
- *
  * Port mapping. siw2 always listens on and connects from the iw_cm's mapped
  * addresses (m_local_addr, m_remote_addr). They equal the RDMA CM's unless
  * iwpmd runs and the device's port_map is on; then the local port is one
@@ -61,11 +58,11 @@
 #include <linux/module.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
-#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <rdma/iw_cm.h>
 
 #include "siw2.h"
+#include "cm.h"
 #include "llp.h"
 #include "mpa.h"
 #include "rdmap.h"
@@ -134,11 +131,15 @@ MODULE_PARM_DESC(mpa_request_timeout_ms, "Wait for an MPA Request after a TCP ac
 module_param_cb(mpa_reply_timeout_ms, &ms_ops, &mpa_reply_timeout_ms, 0644);
 MODULE_PARM_DESC(mpa_reply_timeout_ms, "Wait for an MPA Reply, and for the ULP to answer a request (default 20000)");
 
-/* A listener drains at most this many connections per work run. */
-#define LISTEN_BATCH 32
-
-/* iwpmd moved @id to a port of its own (see "Port mapping" above). */
-static bool port_reserved(const struct iw_cm_id *id)
+/**
+ * siw2_cm_port_reserved() - iwpmd moved @id to a port of its own
+ * @id: a cm_id, connecting or listening
+ *
+ * See "Port mapping" above.
+ *
+ * Return: @id's mapped local port is one iwpmd holds for it.
+ */
+bool siw2_cm_port_reserved(const struct iw_cm_id *id)
 {
 	return id->mapped && siw2_sockaddr_port(&id->m_local_addr) !=
 			     siw2_sockaddr_port(&id->local_addr);
@@ -156,58 +157,6 @@ enum cep_state {
 
 /* Bits of cep->events that are not socket events. */
 #define CEP_EV_LLP_CLOSED 0
-
-/**
- * struct listen_sock - a listening socket shared by the devices on it
- * @ref: one per siw2_listener on it and per queued work
- * @lock: protects @sock, @entries and each entry's pending list and count
- * @node: in listen_socks while @sock is open
- * @net: namespace of the socket; no reference is held (see socket.c), so
- *	it is used only while @sock is open, which the namespace's pre_exit
- *	ends
- * @addr: bound address and port
- * @v6only: IPv6 only (the cm_id's afonly)
- * @sock: the socket; NULL once the last listener left
- * @cb: its callback state
- * @work: accepts connections
- * @entries: the struct siw2_listener on this socket
- */
-struct listen_sock {
-	struct kref ref;
-	struct mutex lock;	/* see above */
-	struct list_head node;
-	struct net *net;
-	struct sockaddr_storage addr;
-	bool v6only;
-	struct socket *sock;
-	struct siw2_sock_cb cb;
-	struct work_struct work;
-	struct list_head entries;
-};
-
-/**
- * struct siw2_listener - one device's listen, an iw_cm listening cm_id
- * @node: in @ls->entries until destroy_listen
- * @ls: the shared socket (a reference is held)
- * @sdev: the device
- * @cm_id: the iw_cm's listening cm_id; used only under @ls->lock while
- *	not @dead
- * @pending: ceps accepted for this device and not yet accepted or rejected
- *	by the ULP, under @ls->lock
- * @npending: their number
- * @backlog: the most @pending may hold
- * @dead: destroy_listen began; no more upcalls
- */
-struct siw2_listener {
-	struct list_head node;
-	struct listen_sock *ls;
-	struct siw2_device *sdev;
-	struct iw_cm_id *cm_id;
-	struct list_head pending;
-	unsigned int npending;
-	unsigned int backlog;
-	bool dead;
-};
 
 /**
  * struct siw2_cep - a connection endpoint
@@ -288,6 +237,19 @@ struct siw2_cep {
 
 static struct workqueue_struct *cm_wq;
 
+/**
+ * siw2_cm_queue() - queue CM work (an endpoint's or a listener's)
+ * @work: the work item
+ *
+ * Context: any.
+ *
+ * Return: false if @work was queued already.
+ */
+bool siw2_cm_queue(struct work_struct *work)
+{
+	return queue_work(cm_wq, work);
+}
+
 /* Every cep, for device teardown; ceps_wait is woken as each one goes. */
 static DEFINE_SPINLOCK(ceps_lock);
 static LIST_HEAD(ceps);
@@ -296,9 +258,6 @@ static DECLARE_WAIT_QUEUE_HEAD(ceps_wait);
 /* Handle -> cep in AWAIT_ULP. Handles start at 1 and are used cyclically. */
 static DEFINE_XARRAY_ALLOC1(cep_handles);
 static u32 next_handle;
-
-static DEFINE_MUTEX(listen_socks_lock);
-static LIST_HEAD(listen_socks);
 
 /* ---- endpoints ---- */
 
@@ -406,13 +365,7 @@ static void pending_unlink(struct siw2_cep *cep)
 	}
 	if (!l)
 		return;
-	/* l lives until its teardown has seen every cep on its list. */
-	mutex_lock(&l->ls->lock);
-	if (!list_empty(&cep->pending)) {
-		list_del_init(&cep->pending);
-		l->npending--;
-	}
-	mutex_unlock(&l->ls->lock);
+	siw2_listener_unlink(l, &cep->pending);
 	cep->listener = NULL;
 }
 
@@ -822,7 +775,7 @@ int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep->ord = min_t(u32, param->ord, SIW2_MAX_ORD);
 	cep->laddr = id->m_local_addr;
 	cep->raddr = id->m_remote_addr;
-	cep->reserved = port_reserved(id);
+	cep->reserved = siw2_cm_port_reserved(id);
 	if (id->tos_set)
 		cep->tos = id->tos;
 	cep->qp = to_siw2_qp(ibqp);
@@ -856,6 +809,93 @@ fail:
 }
 
 /* ---- passive side ---- */
+
+/**
+ * siw2_cep_passive() - start the endpoint of a connection a listener took
+ * @l: the listener, for the CONNECT_REQUEST upcall
+ * @sdev: its device
+ * @net: the namespace of the listening socket, held by the caller
+ * @sock: the accepted socket, which the endpoint owns on success
+ * @pending: @l's pending list; the endpoint goes on it
+ *
+ * The MPA Request is awaited from here on (mpa_request_timeout_ms).
+ *
+ * Context: under the lock of @l's listening socket (listen.c).
+ *
+ * Return: 0, or a negative errno; on failure the caller still owns @sock.
+ */
+int siw2_cep_passive(struct siw2_listener *l, struct siw2_device *sdev,
+		     struct net *net, struct socket *sock,
+		     struct list_head *pending)
+{
+	struct siw2_mpa_params p;
+	struct siw2_cep *cep;
+
+	cep = cep_alloc(sdev, net);
+	if (!cep)
+		return -ENOMEM;
+	mpa_params(&p, false, false);
+	if (siw2_mpa_cm_init(&cep->mpa, SIW2_MPA_RESPONDER, &p)) {
+		cep_put(cep);
+		return -EINVAL;
+	}
+	cep->sock = sock;
+	cep->state = CEP_AWAIT_REQUEST;
+	cep->listener = l;
+	list_add_tail(&cep->pending, pending);
+	/*
+	 * Nobody can reach the cep yet, so cep->lock is not needed (and
+	 * would invert the lock order). The timer and the socket make it
+	 * reachable; both only queue work, which runs after the listening
+	 * socket's lock is released. Octets may have arrived before the
+	 * watch: look once.
+	 */
+	__cep_arm(cep, READ_ONCE(mpa_request_timeout_ms));
+	siw2_sock_watch(sock, &cep->cb);
+	cep_queue(cep);
+	return 0;
+}
+
+/**
+ * siw2_cep_pending_take() - take the first cep off a listener's list
+ * @pending: the listener's pending list
+ *
+ * Context: under the lock of the listener's socket (listen.c).
+ *
+ * Return: the cep, with a reference for the caller to give to
+ * siw2_cep_unlisten(), or NULL if the list is empty.
+ */
+struct siw2_cep *siw2_cep_pending_take(struct list_head *pending)
+{
+	struct siw2_cep *cep;
+
+	cep = list_first_entry_or_null(pending, struct siw2_cep, pending);
+	if (cep) {
+		list_del_init(&cep->pending);
+		kref_get(&cep->ref);
+	}
+	return cep;
+}
+
+/**
+ * siw2_cep_unlisten() - the listener of a pending cep is going
+ * @cep: from siw2_cep_pending_take(), whose reference this drops
+ *
+ * A connection the ULP has not accepted yet ends with its listener.
+ *
+ * Context: process context, without the listening socket's lock.
+ */
+void siw2_cep_unlisten(struct siw2_cep *cep)
+{
+	mutex_lock(&cep->lock);
+	cep->listener = NULL;
+	if (cep->state == CEP_AWAIT_REQUEST || cep->state == CEP_AWAIT_ULP) {
+		siw2_count(cep->sdev, SIW2_CNT_LISTEN_DROP);
+		cep_finish(cep, true);
+	}
+	mutex_unlock(&cep->lock);
+	cep_put(cep);
+}
 
 static void passive_request(struct siw2_cep *cep)
 {
@@ -899,11 +939,7 @@ static void passive_request(struct siw2_cep *cep)
 		ev.ord = depth(SIW2_MAX_IRD, SIW2_MAX_IRD);
 	}
 
-	mutex_lock(&l->ls->lock);
-	ret = -ECONNABORTED;
-	if (!l->dead && !list_empty(&cep->pending))
-		ret = l->cm_id->event_handler(l->cm_id, &ev);
-	mutex_unlock(&l->ls->lock);
+	ret = siw2_listener_upcall(l, &cep->pending, &ev);
 	if (ret) {
 		siw2_count(cep->sdev, SIW2_CNT_UPCALL_FAIL);
 		goto drop;
@@ -1062,359 +1098,6 @@ int siw2_cm_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 	return 0;
 }
 
-/* ---- listeners ---- */
-
-static void ls_release(struct kref *ref)
-{
-	struct listen_sock *ls = container_of(ref, struct listen_sock, ref);
-
-	WARN_ON(ls->sock || !list_empty(&ls->entries));
-	siw2_obj_destroyed(SIW2_OBJ_LISTENER);
-	mutex_destroy(&ls->lock);
-	kfree(ls);
-}
-
-static void ls_put(struct listen_sock *ls)
-{
-	kref_put(&ls->ref, ls_release);
-}
-
-static void ls_queue(struct listen_sock *ls)
-{
-	kref_get(&ls->ref);
-	if (!queue_work(cm_wq, &ls->work))
-		ls_put(ls);
-}
-
-static void ls_notify(struct siw2_sock_cb *cb, unsigned int events)
-{
-	if (events & SIW2_SOCK_READ)
-		ls_queue(container_of(cb, struct listen_sock, cb));
-}
-
-/* Hands a new connection to the device owning its local address. */
-static void ls_dispatch(struct listen_sock *ls, struct socket *sock)
-{
-	struct sockaddr_storage local, peer;
-	struct siw2_mpa_params p;
-	struct siw2_listener *l;
-	struct siw2_cep *cep;
-	bool found = false;
-
-	lockdep_assert_held(&ls->lock);
-	if (siw2_sock_names(sock, &local, &peer))
-		goto drop;
-	/* Entries are live, so their devices are registered. */
-	list_for_each_entry(l, &ls->entries, node) {
-		if (siw2_sock_addr_on(ls->net, &local, l->sdev->netdev)) {
-			found = true;
-			break;
-		}
-	}
-	if (!found) {
-		siw2_count(NULL, SIW2_CNT_NO_DEVICE);
-		goto drop;
-	}
-	if (l->npending >= l->backlog) {
-		siw2_count(l->sdev, SIW2_CNT_OVERFLOW);
-		goto drop;
-	}
-	cep = cep_alloc(l->sdev, ls->net);
-	if (!cep)
-		goto drop;
-	mpa_params(&p, false, false);
-	if (siw2_mpa_cm_init(&cep->mpa, SIW2_MPA_RESPONDER, &p)) {
-		cep_put(cep);
-		goto drop;
-	}
-	cep->sock = sock;
-	cep->state = CEP_AWAIT_REQUEST;
-	cep->listener = l;
-	list_add_tail(&cep->pending, &l->pending);
-	l->npending++;
-	/*
-	 * Nobody can reach the cep yet, so cep->lock is not needed (and
-	 * would invert the lock order). The timer and the socket make it
-	 * reachable; both only queue work, which runs after ls->lock is
-	 * released. Octets may have arrived before the watch: look once.
-	 */
-	__cep_arm(cep, READ_ONCE(mpa_request_timeout_ms));
-	siw2_sock_watch(sock, &cep->cb);
-	cep_queue(cep);
-	return;
-
-drop:
-	siw2_sock_close(sock, NULL, true);
-}
-
-static void ls_work(struct work_struct *work)
-{
-	struct listen_sock *ls = container_of(work, struct listen_sock, work);
-	struct net *net = NULL;
-	struct socket *sock;
-	int n = 0, ret;
-
-	mutex_lock(&ls->lock);
-	/*
-	 * Connections hold references on the namespace; none can be taken
-	 * once it is going, and its pre_exit is about to close the socket.
-	 */
-	if (ls->sock)
-		net = maybe_get_net(ls->net);
-	for (; net && n < LISTEN_BATCH; n++) {
-		ret = siw2_sock_accept(ls->sock, &ls->cb, &sock);
-		if (ret)
-			break;
-		ls_dispatch(ls, sock);
-	}
-	/* More may be waiting: come back after others had their turn. */
-	if (n == LISTEN_BATCH)
-		ls_queue(ls);
-	mutex_unlock(&ls->lock);
-	if (net)
-		put_net(net);
-	ls_put(ls);
-}
-
-static bool same_addr(const struct sockaddr_storage *a,
-		      const struct sockaddr_storage *b)
-{
-	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
-	const struct sockaddr_in *b4 = (const struct sockaddr_in *)b;
-	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
-	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
-
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return a4->sin_port == b4->sin_port &&
-		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
-	return a6->sin6_port == b6->sin6_port &&
-	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr) &&
-	       a6->sin6_scope_id == b6->sin6_scope_id;
-}
-
-static struct listen_sock *ls_find(struct net *net,
-				   const struct sockaddr_storage *addr)
-{
-	struct listen_sock *ls;
-
-	lockdep_assert_held(&listen_socks_lock);
-	list_for_each_entry(ls, &listen_socks, node)
-		if (net_eq(ls->net, net) && same_addr(&ls->addr, addr))
-			return ls;
-	return NULL;
-}
-
-/*
- * A new shared socket for @l's address, with @l its first entry. @l is
- * listed before the socket listens, under the lock ls_dispatch() takes:
- * a connection that arrives at once finds its device, not an empty list.
- */
-static int ls_create(struct net *net, const struct sockaddr_storage *addr,
-		     bool v6only, int tos, bool reserved,
-		     struct siw2_listener *l)
-{
-	struct listen_sock *ls;
-	int ret;
-
-	lockdep_assert_held(&listen_socks_lock);
-	/* Listed before @net's pre_exit runs, or not created at all. */
-	if (!maybe_get_net(net))
-		return -ENETDOWN;
-	ls = kzalloc(sizeof(*ls), GFP_KERNEL);
-	if (!ls) {
-		put_net(net);
-		return -ENOMEM;
-	}
-	kref_init(&ls->ref);
-	mutex_init(&ls->lock);
-	INIT_LIST_HEAD(&ls->entries);
-	INIT_WORK(&ls->work, ls_work);
-	ls->cb.notify = ls_notify;
-	ls->net = net;
-	ls->addr = *addr;
-	ls->v6only = v6only;
-	mutex_lock(&ls->lock);
-	l->ls = ls;
-	list_add_tail(&l->node, &ls->entries);
-	ret = siw2_sock_listen(net, addr, v6only, l->backlog, tos, reserved,
-			       &ls->cb, &ls->sock);
-	if (ret)
-		list_del(&l->node);
-	mutex_unlock(&ls->lock);
-	if (ret) {
-		l->ls = NULL;
-		mutex_destroy(&ls->lock);
-		kfree(ls);
-	} else {
-		list_add_tail(&ls->node, &listen_socks);
-		siw2_obj_created(SIW2_OBJ_LISTENER);
-	}
-	put_net(net);
-	return ret;
-}
-
-/*
- * A namespace is going: its listening sockets, which hold no reference on
- * it, close now. Their listeners stay until the RDMA CM destroys them (the
- * devices go with the namespace's netdevs), accepting nothing.
- */
-static void __net_exit cm_net_pre_exit(struct net *net)
-{
-	struct listen_sock *ls, *next;
-
-	mutex_lock(&listen_socks_lock);
-	list_for_each_entry_safe(ls, next, &listen_socks, node) {
-		if (!net_eq(ls->net, net))
-			continue;
-		mutex_lock(&ls->lock);
-		list_del(&ls->node);
-		siw2_sock_close(ls->sock, &ls->cb, false);
-		ls->sock = NULL;
-		mutex_unlock(&ls->lock);
-	}
-	mutex_unlock(&listen_socks_lock);
-}
-
-static struct pernet_operations cm_net_ops = {
-	.pre_exit = cm_net_pre_exit,
-};
-
-/* Closes the socket once no device listens on it; drops a reference. */
-static void ls_leave(struct listen_sock *ls)
-{
-	lockdep_assert_held(&listen_socks_lock);
-	mutex_lock(&ls->lock);
-	if (list_empty(&ls->entries) && ls->sock) {
-		list_del(&ls->node);
-		/* TCP resets the connections it had not handed out yet. */
-		siw2_sock_close(ls->sock, &ls->cb, false);
-		ls->sock = NULL;
-	}
-	mutex_unlock(&ls->lock);
-	ls_put(ls);
-}
-
-/**
- * siw2_cm_create_listen() - ib_device_ops.iw_create_listen
- * @id: the listening cm_id; its mapped local address is listened on
- * @backlog: connect requests that may wait for the ULP at once
- *
- * Return: 0, -EADDRINUSE if the address is taken (also by this device or
- * with another afonly setting), or another negative errno.
- */
-int siw2_cm_create_listen(struct iw_cm_id *id, int backlog)
-{
-	struct siw2_device *sdev = to_siw2_dev(id->device);
-	const struct sockaddr_storage *addr = &id->m_local_addr;
-	struct net *net = dev_net(sdev->netdev);
-	struct siw2_listener *l, *other;
-	struct listen_sock *ls;
-	bool v6only;
-	int ret = 0;
-
-	if (addr->ss_family != AF_INET && addr->ss_family != AF_INET6)
-		return -EAFNOSUPPORT;
-	v6only = addr->ss_family == AF_INET6 && id->afonly;
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
-	if (!l)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&l->pending);
-	l->sdev = sdev;
-	l->cm_id = id;
-	l->backlog = max(backlog, 1);
-
-	mutex_lock(&listen_socks_lock);
-	ls = ls_find(net, addr);
-	if (!ls) {
-		ret = ls_create(net, addr, v6only, id->tos_set ? id->tos : -1,
-				port_reserved(id), l);
-		goto unlock;
-	}
-	if (ls->v6only != v6only) {
-		ret = -EADDRINUSE;
-		goto unlock;
-	}
-	kref_get(&ls->ref);
-	mutex_lock(&ls->lock);
-	list_for_each_entry(other, &ls->entries, node)
-		if (other->sdev == sdev)
-			ret = -EADDRINUSE;
-	if (!ret) {
-		l->ls = ls;
-		list_add_tail(&l->node, &ls->entries);
-	}
-	mutex_unlock(&ls->lock);
-	if (ret)
-		ls_leave(ls);
-unlock:
-	mutex_unlock(&listen_socks_lock);
-	if (ret) {
-		kfree(l);
-		return ret;
-	}
-	id->provider_data = l;
-	siw2_obj_created(SIW2_OBJ_LISTENER);
-	return 0;
-}
-
-/**
- * siw2_cm_destroy_listen() - ib_device_ops.iw_destroy_listen
- * @id: the listening cm_id
- *
- * Connections not yet accepted by the ULP die with the listener: those
- * still in MPA startup, and requests the ULP has not answered (a later
- * iw_accept() of one fails). No upcall reaches @id once this returns.
- *
- * Return: 0.
- */
-int siw2_cm_destroy_listen(struct iw_cm_id *id)
-{
-	struct siw2_listener *l = id->provider_data;
-	struct listen_sock *ls;
-	struct siw2_cep *cep;
-
-	if (!l)
-		return 0;
-	ls = l->ls;
-	kref_get(&ls->ref);
-	mutex_lock(&listen_socks_lock);
-	mutex_lock(&ls->lock);
-	l->dead = true;
-	list_del(&l->node);
-	mutex_unlock(&ls->lock);
-	ls_leave(ls);
-	mutex_unlock(&listen_socks_lock);
-
-	mutex_lock(&ls->lock);
-	while ((cep = list_first_entry_or_null(&l->pending, struct siw2_cep,
-					       pending))) {
-		list_del_init(&cep->pending);
-		l->npending--;
-		kref_get(&cep->ref);
-		mutex_unlock(&ls->lock);
-
-		mutex_lock(&cep->lock);
-		cep->listener = NULL;
-		if (cep->state == CEP_AWAIT_REQUEST ||
-		    cep->state == CEP_AWAIT_ULP) {
-			siw2_count(cep->sdev, SIW2_CNT_LISTEN_DROP);
-			cep_finish(cep, true);
-		}
-		mutex_unlock(&cep->lock);
-		cep_put(cep);
-		mutex_lock(&ls->lock);
-	}
-	mutex_unlock(&ls->lock);
-	/* No cep refers to l any more: each one cleared it under its lock. */
-	id->provider_data = NULL;
-	kfree(l);
-	ls_put(ls);
-	siw2_obj_destroyed(SIW2_OBJ_LISTENER);
-	return 0;
-}
-
 /* ---- events ---- */
 
 /* The stream the QP had is gone: tell the iw_cm and end the cep. */
@@ -1554,24 +1237,17 @@ void siw2_cm_uninit_device(struct siw2_device *sdev)
 
 int siw2_cm_init(void)
 {
-	int ret;
-
 	/* The CM can be on the path of memory reclaim (NFS over RDMA). */
 	cm_wq = alloc_workqueue("siw2_cm", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	if (!cm_wq)
 		return -ENOMEM;
-	ret = register_pernet_subsys(&cm_net_ops);
-	if (ret)
-		destroy_workqueue(cm_wq);
-	return ret;
+	return 0;
 }
 
 void siw2_cm_uninit(void)
 {
-	/* Every device is gone, and with them every listener and cep. */
-	WARN_ON(!list_empty(&listen_socks));
+	/* Every device is gone, and with them every cep. */
 	WARN_ON(!list_empty(&ceps));
-	unregister_pernet_subsys(&cm_net_ops);
 	destroy_workqueue(cm_wq);
 	/*
 	 * Socket callbacks of ours that were entered before their socket

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The contract between the connection manager (cm.c, socket.c) and the
- * queue pair's data path (tx.c, rx.c): who owns the TCP socket when, and
- * how each side tells the other that the stream ended.
+ * The contract between the connection manager (cm.c, listen.c, socket.c)
+ * and the queue pair's data path (tx.c, rx.c): who owns the TCP socket
+ * when, and how each side tells the other that the stream ended.
  *
  * Lifetime of a connection, seen from the socket:
  *
- *   1. cm.c creates (connect) or accepts (listen) the socket, runs MPA
- *      connection setup on it with the pure siw2_mpa_cm state machine,
- *      and upcalls to the iw_cm.
+ *   1. cm.c creates (connect) or listen.c accepts the socket; cm.c runs
+ *      MPA connection setup on it with the pure siw2_mpa_cm state
+ *      machine, and upcalls to the iw_cm.
  *   2. When setup is complete and the ULP has a QP on the connection
  *      (iw_connect's reply, or iw_accept), cm.c calls siw2_qp_llp_attach().
  *      From then on the QP owns the socket's callbacks (sk_data_ready,

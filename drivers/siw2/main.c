@@ -29,11 +29,16 @@ static int __init siw2_mod_init(void)
 	ret = siw2_cm_init();
 	if (ret)
 		goto err_sqpoll;
-	ret = siw2_device_init();
+	ret = siw2_listen_init();
 	if (ret)
 		goto err_cm;
+	ret = siw2_device_init();
+	if (ret)
+		goto err_listen;
 	return 0;
 
+err_listen:
+	siw2_listen_uninit();
 err_cm:
 	siw2_cm_uninit();
 err_sqpoll:
@@ -50,6 +55,7 @@ err_debug:
 static void __exit siw2_mod_exit(void)
 {
 	siw2_device_uninit();
+	siw2_listen_uninit();
 	siw2_cm_uninit();
 	siw2_sqpoll_uninit();
 	siw2_stream_uninit();

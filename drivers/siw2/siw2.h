@@ -468,7 +468,7 @@ enum siw2_obj {
 	SIW2_OBJ_SRQ,
 	SIW2_OBJ_MR,
 	SIW2_OBJ_CEP,		/* connection endpoints (cm.c) */
-	SIW2_OBJ_LISTENER,	/* per-device listeners (cm.c) */
+	SIW2_OBJ_LISTENER,	/* per-device listeners (listen.c) */
 	SIW2_OBJ_MAX
 };
 
@@ -714,7 +714,7 @@ static inline struct siw2_mr *to_siw2_mr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct siw2_mr, base);
 }
 
-/* cm.c: the iWARP connection manager (see llp.h for the QP's side) */
+/* cm.c: the iWARP CM's endpoints (see llp.h for the QP's side) */
 struct iw_cm_id;
 struct iw_cm_conn_param;
 
@@ -724,6 +724,10 @@ void siw2_cm_uninit_device(struct siw2_device *sdev);
 int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
 int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
 int siw2_cm_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
+
+/* listen.c: the iWARP CM's listeners and listening sockets */
+int siw2_listen_init(void);
+void siw2_listen_uninit(void);
 int siw2_cm_create_listen(struct iw_cm_id *id, int backlog);
 int siw2_cm_destroy_listen(struct iw_cm_id *id);
 

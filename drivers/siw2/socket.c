@@ -17,7 +17,7 @@
  * for a wildcard bind in any namespace, and such a listener, in the
  * initial namespace say, would keep every other namespace with a siw2
  * device alive for ever. The CM closes the listeners of a namespace as it
- * begins to go instead (cm.c), and their children hold references of
+ * begins to go instead (listen.c), and their children hold references of
  * their own once accepted.
  *
  * Callbacks. siw2_sock_watch() replaces sk_data_ready, sk_state_change and

@@ -2,9 +2,9 @@
 /*
  * Device, port, context and protection domain verbs, and the table that
  * wires every verb to the file that implements it (cq.c, srq.c, qp.c,
- * mr.c, cm.c for the iWARP CM; queue.c maps the shared rings). MRs are not
- * in the table of object sizes: the core leaves their allocation to the
- * driver.
+ * mr.c, cm.c and listen.c for the iWARP CM; queue.c maps the shared
+ * rings). MRs are not in the table of object sizes: the core leaves their
+ * allocation to the driver.
  */
 #include <linux/etherdevice.h>
 #include <rdma/ib_mad.h>
