@@ -205,49 +205,17 @@ static void sqe_read(struct siw2_sqe *out, const struct siw2_sqe *slot)
 	memcpy(out->inline_data, slot->inline_data, n);
 }
 
-/* Is this copy of an SQE one this QP may execute? */
+/*
+ * Is this copy of an SQE one this QP may execute? The rule is the uAPI's,
+ * which the provider applies too; the QP's own limits come on top.
+ */
 static bool sqe_valid(const struct siw2_qp *qp, const struct siw2_sqe *sqe)
 {
-	u8 op = sqe->opcode;
-
-	if (op >= SIW2_OP_MAX)
+	if (!siw2_sqe_valid(sqe, !qp->user))
 		return false;
-	if (sqe->flags & ~(SIW2_WQE_SIGNALED | SIW2_WQE_SOLICITED |
-			   SIW2_WQE_FENCE | SIW2_WQE_INLINE))
-		return false;
-	switch (op) {
-	case SIW2_OP_READ_INV:
-	case SIW2_OP_REG_MR:
-		/* They name kernel objects. */
-		if (qp->user)
-			return false;
-		break;
-	default:
-		break;
-	}
-	if (sqe->flags & SIW2_WQE_INLINE) {
-		if (op != SIW2_OP_SEND && op != SIW2_OP_SEND_INV &&
-		    op != SIW2_OP_WRITE && op != SIW2_OP_WRITE_IMM)
-			return false;
-		return !sqe->num_sge && sqe->inline_len <= qp->max_inline;
-	}
-	if (sqe->num_sge > qp->max_send_sge)
-		return false;
-	switch (op) {
-	case SIW2_OP_READ:
-	case SIW2_OP_READ_INV:
-		return sqe->num_sge <= SIW2_MAX_SGE_RD;
-	case SIW2_OP_ATOMIC_CMP_SWP:
-	case SIW2_OP_ATOMIC_FETCH_ADD:
-		/* RFC 7306: one 64-bit word comes back. */
-		return sqe->num_sge == 1 && sqe->sge[0].length == sizeof(u64);
-	case SIW2_OP_SEND_IMM:		/* RFC 7306: no payload */
-	case SIW2_OP_LOCAL_INV:
-	case SIW2_OP_REG_MR:
-		return !sqe->num_sge;
-	default:
-		return true;
-	}
+	if (sqe->flags & SIW2_WQE_INLINE)
+		return sqe->inline_len <= qp->max_inline;
+	return sqe->num_sge <= qp->max_send_sge;
 }
 
 /*

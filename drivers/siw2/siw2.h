@@ -28,7 +28,7 @@
 #define SIW2_MAX_QP 16384
 #define SIW2_MAX_QP_WR 16384
 #define SIW2_MAX_SGE 6		/* SIW2_UMAX_SGE of the uAPI */
-#define SIW2_MAX_SGE_RD 1
+/* SIW2_MAX_SGE_RD is the uAPI's: the provider enforces it too. */
 #define SIW2_MAX_CQ 16384
 #define SIW2_MAX_CQE 65536
 #define SIW2_MAX_MR 65536

@@ -7,9 +7,9 @@
  *
  * Building an SQE: siw2_sqe_init() writes the header from a struct
  * siw2_wr, a data setter adds the SGEs or the inline bytes, and
- * siw2_sqe_check() judges the finished entry by the rules the kernel
- * applies to every SQE it fetches (drivers/siw2/qp.c), so that a request
- * the kernel would fail is refused when it is posted instead.
+ * siw2_sqe_check() judges the finished entry by the rule the kernel
+ * applies to every SQE it fetches (siw2_sqe_valid(), siw2-abi.h), so that
+ * a request the kernel would fail is refused when it is posted instead.
  *
  * Publishing follows siw2-abi.h, "Shared queues": slots are filled, then
  * prod is stored with release semantics, and the doorbell is rung only
@@ -26,12 +26,6 @@
 /* IBV_SEND_* flags an SQE can carry (inline is the data setter's choice). */
 #define SUPPORTED_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
 			      IBV_SEND_SOLICITED | IBV_SEND_INLINE)
-
-/*
- * What siw2.ko reports as max_sge_rd and enforces on every SQE: an RDMA
- * Read lands in one local buffer.
- */
-#define SIW2_READ_MAX_SGE 1
 
 void siw2_sq_begin(struct siw2_qp *qp, struct siw2_sq_batch *b)
 {
@@ -159,34 +153,12 @@ int siw2_sqe_add_inline(const struct siw2_qp *qp, struct siw2_sqe *sqe,
 }
 
 /*
- * Is the finished SQE one the kernel will execute? The SGE count and
- * the inline length were bounded by the setters; what is left depends on
- * the operation: inline data only for Sends and Writes, one SGE for a
- * Read, one 8-byte SGE for an atomic, no data at all for a Send with
- * Immediate (RFC 7306 carries no payload with it) or a Local Invalidate.
+ * Is the finished SQE one the kernel will execute? The setters bounded
+ * the SGE count and the inline length by the QP's limits, which is what
+ * the kernel checks on top of the uAPI's rule; a user QP has no use of
+ * the kernel-only opcodes.
  */
 int siw2_sqe_check(const struct siw2_sqe *sqe)
 {
-	bool data = sqe->num_sge || sqe->flags & SIW2_WQE_INLINE;
-
-	switch (sqe->opcode) {
-	case SIW2_OP_SEND:
-	case SIW2_OP_SEND_INV:
-	case SIW2_OP_WRITE:
-	case SIW2_OP_WRITE_IMM:
-		return 0;
-	case SIW2_OP_READ:
-		return sqe->flags & SIW2_WQE_INLINE ||
-		       sqe->num_sge > SIW2_READ_MAX_SGE ? EINVAL : 0;
-	case SIW2_OP_ATOMIC_CMP_SWP:
-	case SIW2_OP_ATOMIC_FETCH_ADD:
-		/* RFC 7306: one 64-bit word comes back, into one SGE. */
-		return sqe->flags & SIW2_WQE_INLINE || sqe->num_sge != 1 ||
-		       sqe->sge[0].length != sizeof(uint64_t) ? EINVAL : 0;
-	case SIW2_OP_SEND_IMM:		/* RFC 7306: Immediate Data alone */
-	case SIW2_OP_LOCAL_INV:
-		return data ? EINVAL : 0;
-	default:			/* the kernel's own (READ_INV, REG_MR) */
-		return EINVAL;
-	}
+	return siw2_sqe_valid(sqe, 0) ? 0 : EINVAL;
 }

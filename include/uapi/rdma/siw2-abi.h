@@ -150,6 +150,8 @@ struct siw2_ring_ctl {
 
 #define SIW2_UMAX_SGE 6
 #define SIW2_UMAX_INLINE 192
+/* An RDMA Read lands in one local buffer: the device's max_sge_rd. */
+#define SIW2_MAX_SGE_RD 1
 
 struct siw2_sge {
 	__aligned_u64 addr;
@@ -202,6 +204,57 @@ struct siw2_sqe {
 		__u8 inline_data[SIW2_UMAX_INLINE];
 	};
 };
+
+/*
+ * Which SQEs the kernel executes, whoever wrote them: a known opcode and
+ * flags; inline data only for Sends and Writes, and then no SGEs; at most
+ * SIW2_MAX_SGE_RD SGEs for a Read; exactly one SGE of 8 bytes for an
+ * Atomic (RFC 7306: one 64-bit word comes back); no data at all for a
+ * Send with Immediate Data (RFC 7306 carries none with it), a Local
+ * Invalidate or a fast registration. The kernel-only opcodes name kernel
+ * objects and are valid only when @kernel_ops is set, for a kernel
+ * consumer's QP.
+ *
+ * On top of this rule the kernel applies the QP's own limits (its
+ * max_send_sge and max_inline), which the provider applies as it writes
+ * the SGEs or the inline data. The provider checks each SQE it builds
+ * with this same function, so a request the kernel would fail is refused
+ * when it is posted instead.
+ *
+ * Returns nonzero if @sqe is valid.
+ */
+static __inline__ int siw2_sqe_valid(const struct siw2_sqe *sqe,
+				     int kernel_ops)
+{
+	__u8 op = sqe->opcode;
+
+	if (op >= SIW2_OP_MAX)
+		return 0;
+	if (sqe->flags & ~(SIW2_WQE_SIGNALED | SIW2_WQE_SOLICITED |
+			   SIW2_WQE_FENCE | SIW2_WQE_INLINE))
+		return 0;
+	if (!kernel_ops && (op == SIW2_OP_READ_INV || op == SIW2_OP_REG_MR))
+		return 0;
+	if (sqe->flags & SIW2_WQE_INLINE)
+		return !sqe->num_sge &&
+		       (op == SIW2_OP_SEND || op == SIW2_OP_SEND_INV ||
+			op == SIW2_OP_WRITE || op == SIW2_OP_WRITE_IMM);
+	switch (op) {
+	case SIW2_OP_READ:
+	case SIW2_OP_READ_INV:
+		return sqe->num_sge <= SIW2_MAX_SGE_RD;
+	case SIW2_OP_ATOMIC_CMP_SWP:
+	case SIW2_OP_ATOMIC_FETCH_ADD:
+		return sqe->num_sge == 1 &&
+		       sqe->sge[0].length == sizeof(__u64);
+	case SIW2_OP_SEND_IMM:
+	case SIW2_OP_LOCAL_INV:
+	case SIW2_OP_REG_MR:
+		return !sqe->num_sge;
+	default:
+		return 1;
+	}
+}
 
 /* A receive queue entry (RQ and SRQ), 128 bytes. */
 struct siw2_rqe {
