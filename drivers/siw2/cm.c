@@ -531,13 +531,13 @@ static int hand_over(struct siw2_cep *cep, bool initiator)
 
 	lockdep_assert_held(&cep->lock);
 	siw2_sock_unwatch(cep->sock, &cep->cb);
-	ret = siw2_qp_llp_ready(cep->qp);
+	ret = siw2_stream_ready(cep->qp);
 	if (ret)
 		return ret;
 	ret = qp_to_rts(cep->qp);
 	if (ret)
 		return ret;
-	ret = siw2_qp_llp_attach(cep->qp, cep->sock, &cep->mpa.conn, cep,
+	ret = siw2_stream_attach(cep->qp, cep->sock, &cep->mpa.conn, cep,
 				 initiator, NULL, 0);
 	if (ret) {
 		if (ret != -EBUSY)
@@ -1120,7 +1120,7 @@ static void llp_closed(struct siw2_cep *cep)
 
 /**
  * siw2_cm_llp_closed() - see llp.h
- * @cep: the endpoint given to siw2_qp_llp_attach()
+ * @cep: the endpoint given to siw2_stream_attach()
  * @reason: 0, or a negative errno
  */
 void siw2_cm_llp_closed(struct siw2_cep *cep, int reason)

@@ -10,14 +10,14 @@
  *      MPA connection setup on it with the pure siw2_mpa_cm state
  *      machine, and upcalls to the iw_cm.
  *   2. When setup is complete and the ULP has a QP on the connection
- *      (iw_connect's reply, or iw_accept), cm.c calls siw2_qp_llp_attach().
+ *      (iw_connect's reply, or iw_accept), cm.c calls siw2_stream_attach().
  *      From then on the QP owns the socket's callbacks (sk_data_ready,
  *      sk_write_space, sk_state_change) and all reads and writes; cm.c
  *      keeps only its reference to the socket and to the QP.
  *   3. The stream ends in one of three ways:
  *      - the ULP disconnects: the iw_cm moves the QP to SQD (graceful) or
  *        ERR (abortive) through modify_qp, which calls
- *        siw2_qp_llp_shutdown(); the QP stops sending, shuts TCP down
+ *        siw2_stream_shutdown(); the QP stops sending, shuts TCP down
  *        (graceful) or resets it (abortive);
  *      - the peer closes, resets or sends a Terminate, or the QP detects a
  *        protocol error (and sends a Terminate, RFC 5040 section 7): the
@@ -28,9 +28,13 @@
  *      cm.c then releases the socket and upcalls IW_CM_EVENT_DISCONNECT /
  *      IW_CM_EVENT_CLOSE as the iw_cm expects.
  *
- * Context: siw2_qp_llp_attach() and siw2_qp_llp_shutdown() are called in
+ * Context: siw2_stream_attach() and siw2_stream_shutdown() are called in
  * process context and may sleep. siw2_cm_llp_closed() may be called from
  * any context (it defers its work to the CM's workqueue).
+ *
+ * Names say where each side lives: siw2_stream_*() are stream.c's, which
+ * makes and ends the struct siw2_stream (engine.h) a connected QP runs
+ * on; siw2_cm_llp_closed() is cm.c's.
  */
 #ifndef SIW2_LLP_H
 #define SIW2_LLP_H
@@ -43,7 +47,7 @@ struct siw2_cep;
 struct siw2_mpa_conn;
 
 /**
- * siw2_qp_llp_attach() - give an established MPA stream to a QP
+ * siw2_stream_attach() - give an established MPA stream to a QP
  * @qp: the QP, in RTS
  * @sock: the TCP socket; the QP takes over its callbacks and I/O, the
  *	caller keeps its reference until siw2_cm_llp_closed()
@@ -63,13 +67,13 @@ struct siw2_mpa_conn;
  * Return: 0, or a negative errno (-ECONNABORTED: the QP left RTS; -EBUSY:
  * another connection has the QP); on failure the socket is untouched.
  */
-int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
+int siw2_stream_attach(struct siw2_qp *qp, struct socket *sock,
 		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
 		       bool initiator, const void *rx_prefix,
 		       size_t rx_prefix_len);
 
 /**
- * siw2_qp_llp_ready() - wait until the QP may take a connection
+ * siw2_stream_ready() - wait until the QP may take a connection
  * @qp: the QP
  *
  * For the CM, before it moves the QP to RTS: the close work of the QP's
@@ -77,21 +81,21 @@ int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
  *
  * Return: 0, or -EBUSY if the QP's stream is open (it is connected).
  */
-int siw2_qp_llp_ready(struct siw2_qp *qp);
+int siw2_stream_ready(struct siw2_qp *qp);
 
 /**
- * siw2_qp_llp_shutdown() - end the QP's use of its stream
+ * siw2_stream_shutdown() - end the QP's use of its stream
  * @qp: the QP
  * @abortive: reset the connection instead of a graceful TCP close
  *
  * Called by modify_qp (SQD: graceful, ERR: abortive) and destroy_qp.
  * Idempotent. siw2_cm_llp_closed() follows, once.
  */
-void siw2_qp_llp_shutdown(struct siw2_qp *qp, bool abortive);
+void siw2_stream_shutdown(struct siw2_qp *qp, bool abortive);
 
 /**
  * siw2_cm_llp_closed() - the QP no longer uses its stream
- * @cep: the endpoint given to siw2_qp_llp_attach()
+ * @cep: the endpoint given to siw2_stream_attach()
  * @reason: 0 for an orderly close, or a negative errno (-ECONNRESET for a
  *	peer reset, -EPROTO after a Terminate was sent or received, ...)
  */

@@ -339,7 +339,7 @@ struct siw2_qp_attrs {
  * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring (since
  *	the last RESET, which mends the rings)
  * @stream: the data path of the QP's connection (engine.h), or of the
- *	last one it had: published under @lock by siw2_qp_llp_attach(),
+ *	last one it had: published under @lock by siw2_stream_attach(),
  *	read without it inside siw2_stream_srcu, freed by destroy_qp or,
  *	once replaced by the next connection's, after a grace period
  * @flush_held: the stream's engines may still hold work requests (an RQE

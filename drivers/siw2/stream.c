@@ -136,7 +136,7 @@ static int last_stream_ended(struct siw2_qp *qp, struct siw2_stream **old)
 	return closing ? 0 : -EBUSY;
 }
 
-int siw2_qp_llp_ready(struct siw2_qp *qp)
+int siw2_stream_ready(struct siw2_qp *qp)
 {
 	struct siw2_stream *old;
 	int idx, ret;
@@ -257,7 +257,7 @@ static int attach(struct siw2_qp *qp, struct socket *sock,
 	return 0;
 }
 
-int siw2_qp_llp_attach(struct siw2_qp *qp, struct socket *sock,
+int siw2_stream_attach(struct siw2_qp *qp, struct socket *sock,
 		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
 		       bool initiator, const void *rx_prefix,
 		       size_t rx_prefix_len)
@@ -391,7 +391,7 @@ static void close_work(struct work_struct *work)
 	siw2_qp_put(qp);
 }
 
-void siw2_qp_llp_shutdown(struct siw2_qp *qp, bool abortive)
+void siw2_stream_shutdown(struct siw2_qp *qp, bool abortive)
 {
 	struct siw2_stream *s;
 	int idx;
