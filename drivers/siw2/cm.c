@@ -424,7 +424,7 @@ static u16 pdata_max(bool enhanced)
  * An IRD or ORD for the iw_cm's u8 fields; SIW2_MPA_IRD_ORD_NONE (no value
  * exchanged) stands for @fallback.
  */
-static u8 depth(u16 v, u16 fallback)
+static u8 iwcm_depth(u16 v, u16 fallback)
 {
 	if (v == SIW2_MPA_IRD_ORD_NONE)
 		v = fallback;
@@ -652,8 +652,8 @@ static void active_established(struct siw2_cep *cep)
 		return;
 	}
 	/* The RDMA CM reads ird as the initiator depth (ORD), ord as IRD. */
-	ev.ird = depth(conn->ord, cep->ord);
-	ev.ord = depth(conn->ird, cep->ird);
+	ev.ird = iwcm_depth(conn->ord, cep->ord);
+	ev.ord = iwcm_depth(conn->ird, cep->ird);
 	if (conn->pdata_len) {
 		ev.private_data = (void *)conn->pdata;
 		ev.private_data_len = min_t(u16, conn->pdata_len, U8_MAX);
@@ -930,13 +930,13 @@ static void passive_request(struct siw2_cep *cep)
 	 * the device's limits.
 	 */
 	if (conn->enhanced) {
-		ev.ird = depth(min_t(u16, conn->peer_ird, SIW2_MAX_ORD),
-			       SIW2_MAX_ORD);
-		ev.ord = depth(min_t(u16, conn->peer_ord, SIW2_MAX_IRD),
-			       SIW2_MAX_IRD);
+		ev.ird = iwcm_depth(min_t(u16, conn->peer_ird, SIW2_MAX_ORD),
+				    SIW2_MAX_ORD);
+		ev.ord = iwcm_depth(min_t(u16, conn->peer_ord, SIW2_MAX_IRD),
+				    SIW2_MAX_IRD);
 	} else {
-		ev.ird = depth(SIW2_MAX_ORD, SIW2_MAX_ORD);
-		ev.ord = depth(SIW2_MAX_IRD, SIW2_MAX_IRD);
+		ev.ird = iwcm_depth(SIW2_MAX_ORD, SIW2_MAX_ORD);
+		ev.ord = iwcm_depth(SIW2_MAX_IRD, SIW2_MAX_IRD);
 	}
 
 	ret = siw2_listener_upcall(l, &cep->pending, &ev);
@@ -1049,8 +1049,8 @@ int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	id->add_ref(id);
 	cep->cm_id = id;
 	/* As for CONNECT_REPLY: ird is read as ORD, ord as IRD. */
-	ev.ird = depth(conn->ord, ord);
-	ev.ord = depth(conn->ird, ird);
+	ev.ird = iwcm_depth(conn->ord, ord);
+	ev.ord = iwcm_depth(conn->ird, ird);
 	id->event_handler(id, &ev);
 	siw2_count(cep->sdev, SIW2_CNT_ACCEPTED);
 	ret = 0;

@@ -65,7 +65,11 @@ static void stream_notify(struct siw2_sock_cb *cb, unsigned int events)
 
 static void close_work(struct work_struct *work);
 
-static u32 depth(u16 v, u32 max)
+/*
+ * The ORD or IRD a stream keeps: the negotiated value, at most @max;
+ * SIW2_MPA_IRD_ORD_NONE (no value exchanged) stands for @max.
+ */
+static u32 stream_depth(u16 v, u32 max)
 {
 	if (v == SIW2_MPA_IRD_ORD_NONE)
 		return max;
@@ -168,8 +172,8 @@ static int attach(struct siw2_qp *qp, struct socket *sock,
 	 * A Read with ORD 0 could never be issued: at least one, and the
 	 * peer's IRD check says whether it was allowed (RFC 6581 9.1).
 	 */
-	s->ord.max = max_t(u32, depth(conn->ord, SIW2_MAX_ORD), 1);
-	s->ird.max = depth(conn->ird, SIW2_MAX_IRD);
+	s->ord.max = max_t(u32, stream_depth(conn->ord, SIW2_MAX_ORD), 1);
+	s->ird.max = stream_depth(conn->ird, SIW2_MAX_IRD);
 	s->orq_mask = roundup_pow_of_two(s->ord.max) - 1;
 	/* The RTR's zero-length Read takes no IRD credit (RFC 6581 9.2). */
 	s->irq_mask = roundup_pow_of_two(s->ird.max + 1) - 1;

@@ -421,8 +421,11 @@ static int imm_start(struct siw2_stream *s)
 	return msg_start(s, &m, 0, SIW2_FIN_SQE);
 }
 
-/* A Read's sink must be ours to write before its STag goes on the wire. */
-static int read_sink_ok(struct siw2_stream *s)
+/*
+ * A Read's sink must be ours to write before its STag goes on the wire:
+ * 0 if it is, -EACCES if not.
+ */
+static int read_sink_error(struct siw2_stream *s)
 {
 	const struct siw2_sqe *sqe = &s->tx.sqe;
 	enum siw2_mr_fault fault;
@@ -521,7 +524,7 @@ static bool sq_start(struct siw2_stream *s, u32 idx, bool fresh)
 		m.rreq.sink_to = sqe->sge[0].addr;
 		m.rreq.size = sqe->sge[0].length;
 	}
-	if (is_read && read_sink_ok(s)) {
+	if (is_read && read_sink_error(s)) {
 		tx->sqe_wait = false;
 		if (fresh)
 			rec_publish(s, idx + 1);
@@ -792,7 +795,7 @@ static void tx_run(struct siw2_stream *s)
  * one of another thread that holds tx_mutex now: a user's SQ index is
  * published without any lock the engine takes.
  */
-static void pending(struct siw2_stream *s)
+static void set_pending(struct siw2_stream *s)
 {
 	/* Pairs with tx_run()'s smp_mb__after_atomic() and smp_mb(). */
 	smp_mb__before_atomic();
@@ -815,7 +818,7 @@ void siw2_tx_kick(struct siw2_stream *s)
 {
 	might_sleep();
 	WRITE_ONCE(s->tx_cpu, raw_smp_processor_id());
-	pending(s);
+	set_pending(s);
 	/* The bit before the trylock; pairs with tx_run()'s smp_mb(). */
 	smp_mb__after_atomic();
 	tx_run(s);
@@ -825,7 +828,7 @@ void siw2_tx_kick(struct siw2_stream *s)
 void siw2_tx_kick_async(struct siw2_stream *s)
 {
 	WRITE_ONCE(s->tx_cpu, raw_smp_processor_id());
-	pending(s);
+	set_pending(s);
 	queue_work(siw2_tx_wq, &s->tx_work);
 }
 
@@ -844,7 +847,7 @@ void siw2_tx_resume(struct siw2_stream *s)
 
 	if (!cpu_online(cpu))
 		cpu = WORK_CPU_UNBOUND;
-	pending(s);
+	set_pending(s);
 	queue_work_on(cpu, siw2_tx_wq, &s->tx_work);
 }
 
