@@ -158,8 +158,6 @@ struct siw2_stream_tx {
 struct siw2_stream_rx {
 	struct siw2_mpa_rx mpa;
 	struct siw2_ddp_rx ddp;
-	/* The caller folds DATA CRCs: span octets up to here are folded. */
-	const u8 *folded;
 	bool first_seen;	/* a complete FPDU arrived */
 	bool msg_seen;		/* a complete message arrived (RTR handling) */
 	bool dead;		/* nothing more is processed */

@@ -238,6 +238,25 @@ bool siw2_mpa_rx_fold_by_caller(struct siw2_mpa_rx *rx)
 	return rx->caller_folds;
 }
 
+/**
+ * siw2_mpa_rx_fold_to() - fold the current DATA span up to a point
+ * @rx: receive state
+ * @end: inside the span last reported, or just past it
+ *
+ * RFC 5044 4.4: the CRC covers every octet of the FPDU, in order. Where
+ * the caller folds (siw2_mpa_rx_fold_by_caller()), this folds the span's
+ * octets from where folding stopped (the span's start, a copy's end given
+ * to siw2_mpa_rx_folded()) up to @end; octets before that point are never
+ * folded twice. Does nothing where the MPA layer folds.
+ */
+void siw2_mpa_rx_fold_to(struct siw2_mpa_rx *rx, const u8 *end)
+{
+	if (!rx->caller_folds || end <= rx->folded)
+		return;
+	rx->crc = siw2_mpa_crc_update(rx->crc, rx->folded, end - rx->folded);
+	rx->folded = end;
+}
+
 static size_t rx_fail(struct siw2_mpa_rx *rx, enum siw2_mpa_err err,
 		      size_t used, struct siw2_mpa_rx_ev *ev)
 {
@@ -385,6 +404,7 @@ size_t siw2_mpa_rx(struct siw2_mpa_rx *rx, const u8 *buf, size_t len,
 			ev->type = SIW2_MPA_RX_DATA;
 			ev->offset = rx->ulpdu_off - n;
 			ev->data = p;
+			rx->folded = p;
 			ev->len = n;
 			ev->ulpdu_len = rx->ulpdu_len;
 			return used;

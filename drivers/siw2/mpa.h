@@ -187,6 +187,7 @@ struct siw2_mpa_rx {
 	bool markers;		/* the peer inserts Markers (our M bit) */
 	bool check_crc;
 	bool caller_folds;	/* see siw2_mpa_rx_fold_by_caller() */
+	const u8 *folded;	/* ... DATA span octets before it are folded */
 	bool marker_bad;	/* FPDUPTR mismatch seen; CRC decides the code */
 	enum siw2_mpa_err err;	/* latched, RFC 5044 8 */
 };
@@ -212,20 +213,22 @@ size_t siw2_mpa_rx(struct siw2_mpa_rx *rx, const u8 *buf, size_t len,
  * Leaves the CRC of DATA spans to the caller, who can then fold it in the
  * pass that copies the payload (siw2_mpa_crc_copy() into the value that
  * siw2_mpa_rx_crc_sink() points at). Every octet of a DATA span must then
- * be folded, in order, by siw2_mpa_rx_fold() or by such a copy before the
- * next siw2_mpa_rx() call. Call right after siw2_mpa_rx_init(). Does
- * nothing, and returns false, when CRCs are off or the table
- * implementation is not in use (a copy fused with a CRC instruction pass
- * would not beat the two passes).
+ * be folded, in order, before the next siw2_mpa_rx() call: a copy that
+ * folds begins where siw2_mpa_rx_fold_to() stopped and reports its end
+ * with siw2_mpa_rx_folded(); siw2_mpa_rx_fold_to() the span's end folds
+ * what no copy did. Call right after siw2_mpa_rx_init(). Does nothing,
+ * and returns false, when CRCs are off or the table implementation is
+ * not in use (a copy fused with a CRC instruction pass would not beat the
+ * two passes).
  */
 bool siw2_mpa_rx_fold_by_caller(struct siw2_mpa_rx *rx);
 
-/* Folds DATA octets into the CRC, if the caller folds; else nothing. */
-static inline void siw2_mpa_rx_fold(struct siw2_mpa_rx *rx, const u8 *p,
-				    u32 n)
+void siw2_mpa_rx_fold_to(struct siw2_mpa_rx *rx, const u8 *end);
+
+/* A fused copy continued the CRC over the span's octets up to @end. */
+static inline void siw2_mpa_rx_folded(struct siw2_mpa_rx *rx, const u8 *end)
 {
-	if (rx->caller_folds)
-		rx->crc = siw2_mpa_crc_update(rx->crc, p, n);
+	rx->folded = end;
 }
 
 /* The running CRC a fused copy continues; NULL if the MPA layer folds. */

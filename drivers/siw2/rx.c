@@ -238,18 +238,6 @@ static u32 seg_begin(struct siw2_stream *s)
 /* ---- placement ---- */
 
 /*
- * Folds the current DATA span's octets before @end into the FPDU's CRC,
- * where the stream folds them itself (siw2_mpa_rx_fold_by_caller()).
- */
-static void fold_to(struct siw2_stream_rx *rx, const u8 *end)
-{
-	if (end > rx->folded) {
-		siw2_mpa_rx_fold(&rx->mpa, rx->folded, end - rx->folded);
-		rx->folded = end;
-	}
-}
-
-/*
  * Places Send payload at message offset @mo into the RQE's scatter list,
  * continuing @crc over it unless that is NULL.
  */
@@ -308,7 +296,7 @@ static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 		return;
 	crc = siw2_mpa_rx_crc_sink(&rx->mpa);
 	if (crc)
-		fold_to(rx, ev->data);
+		siw2_mpa_rx_fold_to(&rx->mpa, ev->data);
 	switch (rx->cls) {
 	case SIW2_CLASS_WRITE:
 	case SIW2_CLASS_READ_RESP:
@@ -335,7 +323,7 @@ static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	if (ret)
 		rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
 	else if (crc)
-		rx->folded = ev->data + ev->len;
+		siw2_mpa_rx_folded(&rx->mpa, ev->data + ev->len);
 }
 
 /* ---- segment end: delivery ---- */
@@ -748,7 +736,6 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 		len -= n;
 		switch (mev.type) {
 		case SIW2_MPA_RX_DATA:
-			rx->folded = mev.data;
 			siw2_ddp_rx_span(&rx->ddp, mev.data, mev.len,
 					 mev.offset, mev.ulpdu_len);
 			while (!rx->dead && !rx->pending &&
@@ -756,7 +743,7 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 			       SIW2_DDP_EV_NONE)
 				ddp_event(s, &dev);
 			/* Before the next siw2_mpa_rx() call, as it asks. */
-			fold_to(rx, mev.data + mev.len);
+			siw2_mpa_rx_fold_to(&rx->mpa, mev.data + mev.len);
 			break;
 		case SIW2_MPA_RX_END:
 			if (rx->pending) {

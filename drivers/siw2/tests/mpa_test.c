@@ -2,7 +2,8 @@
 /*
  * KUnit tests for mpa.c: CRC32c against RFC 3720 B.4 and the RFC 5044
  * example FPDUs, framing under any split of the byte stream, Markers at
- * every stream offset, connection setup outcomes and every error value.
+ * every stream offset, the CRC folding of a receiver that folds it itself,
+ * connection setup outcomes and every error value.
  *
  * Randomness comes from a seeded xorshift generator so that every run sees
  * the same streams.
@@ -206,9 +207,10 @@ static void sink_data(struct siw2_mpa_rx *rx, struct sink *sk,
 	}
 	head = min(ev->len, 3U);
 	memcpy(to, ev->data, head);
-	siw2_mpa_rx_fold(rx, ev->data, head);
+	siw2_mpa_rx_fold_to(rx, ev->data + head);
 	*crc = siw2_mpa_crc_copy(*crc, to + head, ev->data + head,
 				 ev->len - head);
+	siw2_mpa_rx_folded(rx, ev->data + ev->len);
 }
 
 /*
@@ -1860,6 +1862,83 @@ static void mpa_test_err_table(struct kunit *test)
 	}
 }
 
+/*
+ * RFC 5044 4.4 where the caller folds DATA CRCs: siw2_mpa_rx_fold_to()
+ * folds each octet once, in order, whatever mix of folds and fused copies
+ * covers a span; the FPDU then ends with a good CRC, and any octet folded
+ * twice or not at all makes it a CRC error.
+ */
+static void mpa_test_fold_to(struct kunit *test)
+{
+	struct siw2_mpa_rx_ev ev;
+	struct siw2_mpa_rx rx;
+	struct siw2_mpa_tx tx;
+	u8 ulpdu[100], out[100], wire[160];
+	unsigned int mode, i;
+	size_t wlen, n, at;
+	const u8 *p;
+	u32 *crc;
+
+	for (i = 0; i < sizeof(ulpdu); i++)
+		ulpdu[i] = i * 7 + 1;
+	siw2_mpa_tx_init(&tx, false, true);
+	wlen = siw2_mpa_fpdu_build(&tx, ulpdu, sizeof(ulpdu), wire,
+				   sizeof(wire));
+	KUNIT_ASSERT_GT(test, wlen, (size_t)0);
+
+	/* 0: fold only; 1: fused copy in the middle; 2: folds repeated. */
+	for (mode = 0; mode < 3; mode++) {
+		siw2_mpa_rx_init(&rx, false, true);
+		siw2_mpa_crc_use_table(true);
+		KUNIT_ASSERT_TRUE(test, siw2_mpa_rx_fold_by_caller(&rx));
+		siw2_mpa_crc_use_table(false);
+		at = 0;
+		do {
+			n = siw2_mpa_rx(&rx, wire + at, wlen - at, &ev);
+			at += n;
+			if (ev.type != SIW2_MPA_RX_DATA)
+				continue;
+			p = ev.data;
+			KUNIT_ASSERT_EQ(test, ev.len, (u32)sizeof(ulpdu));
+			if (mode == 1) {
+				siw2_mpa_rx_fold_to(&rx, p + 10);
+				crc = siw2_mpa_rx_crc_sink(&rx);
+				KUNIT_ASSERT_NOT_NULL(test, crc);
+				*crc = siw2_mpa_crc_copy(*crc, out + 10,
+							 p + 10, 60);
+				siw2_mpa_rx_folded(&rx, p + 70);
+			} else if (mode == 2) {
+				siw2_mpa_rx_fold_to(&rx, p + 40);
+				siw2_mpa_rx_fold_to(&rx, p + 40);
+				siw2_mpa_rx_fold_to(&rx, p + 20);
+			}
+			siw2_mpa_rx_fold_to(&rx, p + ev.len);
+			siw2_mpa_rx_fold_to(&rx, p + ev.len);
+		} while (at < wlen && ev.type != SIW2_MPA_RX_ERROR);
+		KUNIT_EXPECT_EQ_MSG(test, ev.type, SIW2_MPA_RX_END,
+				    "mode %u, err %d", mode, ev.err);
+		if (mode == 1)
+			expect_mem(test, out + 10, ulpdu + 10, 60, "fused copy");
+	}
+
+	/* An octet left out: the CRC no longer matches. */
+	siw2_mpa_rx_init(&rx, false, true);
+	siw2_mpa_crc_use_table(true);
+	siw2_mpa_rx_fold_by_caller(&rx);
+	siw2_mpa_crc_use_table(false);
+	at = 0;
+	do {
+		n = siw2_mpa_rx(&rx, wire + at, wlen - at, &ev);
+		at += n;
+		if (ev.type == SIW2_MPA_RX_DATA) {
+			siw2_mpa_rx_folded(&rx, ev.data + 1);
+			siw2_mpa_rx_fold_to(&rx, ev.data + ev.len);
+		}
+	} while (at < wlen && ev.type != SIW2_MPA_RX_ERROR);
+	KUNIT_EXPECT_EQ(test, ev.type, SIW2_MPA_RX_ERROR);
+	KUNIT_EXPECT_EQ(test, ev.err, SIW2_MPA_ERR_CRC);
+}
+
 static struct kunit_case mpa_test_cases[] = {
 	KUNIT_CASE(mpa_test_crc_rfc3720),
 	KUNIT_CASE(mpa_test_rfc5044_fig5),
@@ -1879,6 +1958,7 @@ static struct kunit_case mpa_test_cases[] = {
 	KUNIT_CASE(mpa_test_cm_large),
 	KUNIT_CASE(mpa_test_cm_to_fpdus),
 	KUNIT_CASE(mpa_test_err_table),
+	KUNIT_CASE(mpa_test_fold_to),
 	{}
 };
 
