@@ -68,16 +68,12 @@ struct siw2_wqe_rec {
 	bool done;
 };
 
-/* An outstanding RDMA Read Request of ours (ORD). */
+/* An outstanding RDMA Read or Atomic Request of ours (ORD). */
 struct siw2_orq_entry {
+	struct siw2_rdmap_read rd;	/* what its response must match */
 	u32 slot;		/* its SQE's record */
-	u32 sink_stag;
-	u64 sink_to;
-	u32 len;
-	u32 got;		/* octets of the response placed so far */
 	u32 inval;		/* READ_INV: the sink STag to invalidate */
 	bool do_inval;
-	bool atomic;		/* an RFC 7306 Atomic Request; @len is 8 */
 };
 
 /* An inbound RDMA Read Request being answered (IRD). */
@@ -167,13 +163,11 @@ struct siw2_stream_rx {
 	u8 cls;
 	struct siw2_rdmap_hdr hdr;	/* its header */
 	u32 seg_len;		/* its payload octets */
-	bool rtr_resp;		/* it answers our Read RTR */
+	enum siw2_rdmap_rx_disp disp;	/* what RDMAP's rules made of it */
 	struct siw2_mr *mr;	/* tagged: the region placed into */
 	u64 to;			/* tagged: TO of the segment's payload */
-	bool skip;		/* place nothing (RTR, zero length) */
 	/* The Send on queue 0 being received. */
 	bool have_rqe;
-	bool rtr_send;		/* it is the peer's zero-length RTR */
 	struct siw2_rqe rqe;
 	u32 rqe_len;
 	struct siw2_mr *sge_mr;	/* cache for the current scatter entry */

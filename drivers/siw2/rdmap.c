@@ -7,6 +7,12 @@
  * caller buffers, and the ORD/IRD counters live in the caller's QP under
  * its lock. A remote peer reaches this code only through the parse and
  * check functions, which return a Terminate cause instead of logging.
+ *
+ * The receive rules (siw2_rdmap_rx_begin() at a segment's header, the
+ * _end and _check functions at its end) get the stream's view of its own
+ * requests for each call, struct siw2_rdmap_rx_ctx: the oldest
+ * outstanding Read, whether an RTR is due or awaited. rx.c and the fuzzer
+ * (tools/testing/fuzz) both call them, so neither keeps a copy.
  */
 #include <linux/kernel.h>
 #include <linux/string.h>
@@ -14,6 +20,7 @@
 #include <linux/bits.h>
 #include <asm/byteorder.h>
 #include "rdmap.h"
+#include "ddp.h"
 
 #define TAGGED_LEN	sizeof(struct siw2_ddp_tagged_hdr)
 #define UNTAGGED_LEN	sizeof(struct siw2_ddp_untagged_hdr)
@@ -600,6 +607,177 @@ int siw2_rdmap_ird_end(struct siw2_rdmap_ird *ird)
 		return -EINVAL;
 	ird->active--;
 	return 0;
+}
+
+/*
+ * RFC 5040 4.4, 5.2: a Read Response carries the Data Sink STag and
+ * Tagged Offset of its Read Request, and Responses come in the order of
+ * their Requests. So a segment may only land where our oldest outstanding
+ * Read asked for it, right after what arrived before: a peer cannot use a
+ * Response to write anywhere else, nor into a sink twice.
+ */
+static u32 read_resp_match(const struct siw2_rdmap_read *o, u32 stag,
+			   u64 to, u32 len)
+{
+	if (!o || o->atomic)
+		return SIW2_TERM_RDMAP_OP_UNSPEC;
+	if (stag != o->sink_stag)
+		return SIW2_TERM_DDP_T_INVALID_STAG;
+	if (to != o->sink_to + o->got || len > o->len - o->got)
+		return SIW2_TERM_DDP_T_BASE_BOUNDS;
+	return 0;
+}
+
+static u32 read_resp_begin(const struct siw2_rdmap_rx_ctx *ctx,
+			   const struct siw2_ddp_seg *seg,
+			   enum siw2_rdmap_rx_disp *disp)
+{
+	u32 cause;
+
+	/*
+	 * The answer to our Read RTR (RFC 6581 9.2). The RTR was the first
+	 * Request, and Responses come in the order of their Requests
+	 * (RFC 5040 5.2): while it is out, the next Response is its answer,
+	 * even when Reads of the application followed it. It asked for no
+	 * octets.
+	 */
+	if (ctx->rtr_read_out) {
+		if (seg->len || !seg->hdr.last)
+			return SIW2_TERM_DDP_T_BASE_BOUNDS;
+		*disp = SIW2_RX_RTR;
+		return 0;
+	}
+	cause = read_resp_match(ctx->oldest, seg->hdr.stag, seg->hdr.to,
+				seg->len);
+	if (!cause && !seg->len)
+		*disp = SIW2_RX_SKIP;
+	return cause;
+}
+
+/*
+ * RFC 6581 9.2: a peer-to-peer initiator's first message may be the RTR,
+ * a zero-length Send or Read Request (a zero-length Write, the third
+ * kind, places nothing like any other). The RTR is for the MPA layer
+ * alone: it completes no receive and takes no IRD credit.
+ */
+static bool is_rtr(const struct siw2_rdmap_rx_ctx *ctx,
+		   const struct siw2_ddp_seg *seg)
+{
+	if (!ctx->await_rtr)
+		return false;
+	if (seg->op->cls == SIW2_CLASS_SEND)
+		return seg->first && !seg->len && seg->hdr.last;
+	return seg->op->cls == SIW2_CLASS_READ_REQ && !seg->hdr.rreq.size;
+}
+
+/**
+ * siw2_rdmap_rx_begin() - RDMAP's rules for a segment whose header DDP
+ * accepted, before its first payload octet is placed
+ * @ctx: the stream's view of its requests
+ * @seg: the segment (siw2_ddp_rx_seg())
+ * @disp: set to what the caller does with it
+ *
+ * With SIW2_RX_PLACE the caller finds the segment's sink and checks it
+ * before placing (siw2_ddp_check_tagged() for a Write; for a Send the
+ * receive buffer, siw2_ddp_rx_check_untagged()); a Read Response matched
+ * the oldest Read here, and its sink is the one that Read named. With
+ * SIW2_RX_RTR on a Read Response, @ctx->rtr_read_out is answered.
+ *
+ * Return: 0, or the Terminate cause.
+ */
+u32 siw2_rdmap_rx_begin(const struct siw2_rdmap_rx_ctx *ctx,
+			const struct siw2_ddp_seg *seg,
+			enum siw2_rdmap_rx_disp *disp)
+{
+	*disp = SIW2_RX_PLACE;
+	if (is_rtr(ctx, seg)) {
+		*disp = SIW2_RX_RTR;
+		return 0;
+	}
+	switch (seg->op->cls) {
+	case SIW2_CLASS_WRITE:
+		/* A zero-length Write names no buffer (RFC 5040 5.3). */
+		if (!seg->len)
+			*disp = SIW2_RX_SKIP;
+		return 0;
+	case SIW2_CLASS_READ_RESP:
+		return read_resp_begin(ctx, seg, disp);
+	case SIW2_CLASS_SEND:
+	case SIW2_CLASS_IMM:
+		return 0;
+	case SIW2_CLASS_READ_REQ:
+	case SIW2_CLASS_TERMINATE:
+	case SIW2_CLASS_ATOMIC_REQ:
+	case SIW2_CLASS_ATOMIC_RESP:
+		/* One segment of header only: all is done at its end. */
+		*disp = SIW2_RX_SKIP;
+		return 0;
+	default:
+		return SIW2_TERM_RDMAP_OPCODE;
+	}
+}
+
+/**
+ * siw2_rdmap_read_resp_end() - a Read Response segment was placed and
+ * its FPDU verified
+ * @o: the Read it matched (siw2_rdmap_rx_begin())
+ * @len: the segment's payload octets
+ * @last: its DDP Last flag
+ * @done: set when the Response is complete: the caller retires @o and
+ *	frees its ORD credit (siw2_rdmap_ord_complete())
+ *
+ * Return: 0, or SIW2_TERM_DDP_T_BASE_BOUNDS if the Response ended short
+ * of what the Read asked for.
+ */
+u32 siw2_rdmap_read_resp_end(struct siw2_rdmap_read *o, u32 len, bool last,
+			     bool *done)
+{
+	*done = false;
+	o->got += len;
+	if (!last)
+		return 0;
+	if (o->got != o->len)
+		return SIW2_TERM_DDP_T_BASE_BOUNDS;
+	*done = true;
+	return 0;
+}
+
+/**
+ * siw2_rdmap_atomic_resp_check() - does an Atomic Response answer our
+ * oldest request?
+ * @ctx: the stream's view of its requests
+ * @req_id: the Response's Original Request Identifier
+ *
+ * RFC 7306: Responses come in the order of the Requests, each naming its
+ * Request by the identifier it was sent with.
+ *
+ * Return: 0, or SIW2_TERM_RDMAP_OP_UNSPEC.
+ */
+u32 siw2_rdmap_atomic_resp_check(const struct siw2_rdmap_rx_ctx *ctx,
+				 u32 req_id)
+{
+	if (!ctx->oldest || !ctx->oldest->atomic || req_id != ctx->oldest_id)
+		return SIW2_TERM_RDMAP_OP_UNSPEC;
+	return 0;
+}
+
+/**
+ * siw2_rdmap_ird_admit() - take an inbound Read or Atomic Request on
+ * @ird: the stream's inbound request accounting
+ * @rtr: it is the peer-to-peer RTR (RFC 6581 9.2), which takes no credit
+ * @room: the caller has a queue entry to answer it from
+ *
+ * RFC 5040 5.2, RFC 6581 9.1: no more Requests in progress than our IRD
+ * (siw2_rdmap_ird_begin()). A credit is taken only when 0 is returned
+ * and @rtr is false; siw2_rdmap_ird_end() gives it back.
+ *
+ * Return: 0, or SIW2_TERM_DDP_U_MSN_NOBUF.
+ */
+u32 siw2_rdmap_ird_admit(struct siw2_rdmap_ird *ird, bool rtr, bool room)
+{
+	if (!room)
+		return SIW2_TERM_DDP_U_MSN_NOBUF;
+	return rtr ? 0 : siw2_rdmap_ird_begin(ird);
 }
 
 /**

@@ -2,9 +2,11 @@
 /*
  * RDMAP (RFC 5040) and its extensions (RFC 7306) as pure code: the opcode
  * table, header build and parse, Terminate build and parse, the checks
- * RDMAP makes on a message, ORD/IRD accounting, fences, and the atomic
- * arithmetic. Nothing here touches memory objects, sockets or locks: the
- * caller looks its STags up and passes what it found.
+ * RDMAP makes on a message, the receive rules (a Read or Atomic Response
+ * against our oldest request, the RFC 6581 RTR, IRD admission), ORD/IRD
+ * accounting, fences, and the atomic arithmetic. Nothing here touches
+ * memory objects, sockets or locks: the caller looks its STags up and
+ * passes what it found.
  */
 #ifndef SIW2_RDMAP_H
 #define SIW2_RDMAP_H
@@ -231,6 +233,62 @@ int siw2_rdmap_ord_issue(struct siw2_rdmap_ord *o, u8 opcode, bool fence);
 int siw2_rdmap_ord_complete(struct siw2_rdmap_ord *o);
 u32 siw2_rdmap_ird_begin(struct siw2_rdmap_ird *ird);
 int siw2_rdmap_ird_end(struct siw2_rdmap_ird *ird);
+
+/*
+ * Receive rules that need the stream's view of its own requests. The
+ * caller passes that view for every segment (struct siw2_rdmap_rx_ctx):
+ * nothing here keeps a pointer across calls.
+ */
+
+/**
+ * struct siw2_rdmap_read - an outstanding RDMA Read or Atomic Request of
+ * ours, as its response is matched against it
+ * @sink_stag: the Data Sink STag the Request named
+ * @sink_to: its Tagged Offset
+ * @len: octets asked for (an Atomic Request: 8, its Original Value)
+ * @got: octets of the response placed so far
+ * @atomic: an RFC 7306 Atomic Request
+ */
+struct siw2_rdmap_read {
+	u32 sink_stag;
+	u64 sink_to;
+	u32 len;
+	u32 got;
+	bool atomic;
+};
+
+/**
+ * struct siw2_rdmap_rx_ctx - what the receive rules need of the stream
+ * @await_rtr: RFC 6581 9.2: we are a peer-to-peer responder and no
+ *	message has arrived complete, so the next may be the RTR
+ * @rtr_read_out: our zero-length Read RTR awaits its Read Response
+ * @oldest: our oldest outstanding Read or Atomic Request, NULL if none
+ * @oldest_id: its ORQ index, the Request Identifier an Atomic Request
+ *	went out with
+ */
+struct siw2_rdmap_rx_ctx {
+	bool await_rtr;
+	bool rtr_read_out;
+	const struct siw2_rdmap_read *oldest;
+	u32 oldest_id;
+};
+
+/* What the receive path does with a segment whose header checked out. */
+enum siw2_rdmap_rx_disp {
+	SIW2_RX_PLACE = 0,	/* find its sink, place its payload */
+	SIW2_RX_SKIP,		/* nothing to place; acted upon at its end */
+	SIW2_RX_RTR,		/* the RTR: for the MPA layer alone */
+};
+
+struct siw2_ddp_seg;
+u32 siw2_rdmap_rx_begin(const struct siw2_rdmap_rx_ctx *ctx,
+			const struct siw2_ddp_seg *seg,
+			enum siw2_rdmap_rx_disp *disp);
+u32 siw2_rdmap_read_resp_end(struct siw2_rdmap_read *o, u32 len, bool last,
+			     bool *done);
+u32 siw2_rdmap_atomic_resp_check(const struct siw2_rdmap_rx_ctx *ctx,
+				 u32 req_id);
+u32 siw2_rdmap_ird_admit(struct siw2_rdmap_ird *ird, bool rtr, bool room);
 
 void siw2_rdmap_atomic_fetch_add(struct siw2_atomic *a, u64 add);
 void siw2_rdmap_atomic_cmp_swap(struct siw2_atomic *a, u64 cmp, u64 swap);

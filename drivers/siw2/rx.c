@@ -7,6 +7,15 @@
  * once, from the skb into the registered memory it is destined for
  * (RFC 5041 5.3 Placement); no intermediate buffer exists.
  *
+ * The protocol's rules live in the pure layers; this file finds the
+ * objects they need and acts on their verdict. At each segment header
+ * siw2_rdmap_rx_begin() gets the stream's view of its requests (the
+ * oldest outstanding Read, a due or awaited RTR) and says what the
+ * segment is: to be placed, skipped, or the RTR. At the segment's end
+ * the rdmap.c functions match Responses and admit Requests against
+ * IRD, and where the copy folds the CRC mpa.c keeps the folding in
+ * order (siw2_mpa_rx_fold_to()).
+ *
  * Checks precede placement (RFC 5041 7.1): a segment's STag, bounds,
  * receive buffer or IRD are checked when its header is complete, before
  * its first payload octet is placed. Delivery (completions, Read
@@ -78,21 +87,17 @@ static void rqe_complete(struct siw2_stream *s, enum ib_wc_status status,
 
 /* ---- segment start: every check before the first octet is placed ---- */
 
-static u32 begin_tagged(struct siw2_stream *s, const struct siw2_ddp_seg *seg,
-			int access)
+static u32 begin_write(struct siw2_stream *s, const struct siw2_ddp_seg *seg)
 {
 	struct siw2_stream_rx *rx = &s->rx;
 	struct siw2_stag_view view;
 	u32 cause;
 
 	rx->to = seg->hdr.to;
-	if (!seg->len) {
-		/* A zero-length Write names no buffer (RFC 5040 5.3). */
-		rx->skip = true;
+	if (rx->disp != SIW2_RX_PLACE)
 		return 0;
-	}
-	rx->mr = siw2_mr_lookup_view(s->sdev, seg->hdr.stag, pd_of(s), access,
-				     &view);
+	rx->mr = siw2_mr_lookup_view(s->sdev, seg->hdr.stag, pd_of(s),
+				     IB_ACCESS_REMOTE_WRITE, &view);
 	cause = siw2_ddp_check_tagged(&view, seg->hdr.to, seg->len);
 	if (cause && rx->mr) {
 		siw2_mr_put(rx->mr);
@@ -102,54 +107,22 @@ static u32 begin_tagged(struct siw2_stream *s, const struct siw2_ddp_seg *seg,
 }
 
 /*
- * A Read Response may only land where our oldest outstanding Read asked
- * for it, in order: a peer cannot use it to write anywhere else.
+ * The Read it answers was matched by siw2_rdmap_rx_begin(): its sink is
+ * the one our Read named, if still there.
  */
 static u32 begin_read_resp(struct siw2_stream *s,
 			   const struct siw2_ddp_seg *seg)
 {
 	struct siw2_stream_rx *rx = &s->rx;
-	const struct siw2_orq_entry *o;
 	enum siw2_mr_fault fault;
-	unsigned long flags;
-	u32 cause = 0;
 
-	/*
-	 * The answer to a peer-to-peer Read RTR (RFC 6581 9.2). The RTR was
-	 * the first Request, and Responses come in the order of their
-	 * Requests (RFC 5040 5.2): while it is out, the next Response is
-	 * its answer, even when Reads of the application followed it. It
-	 * asked for no octets.
-	 */
-	if (test_bit(SIW2_S_RTR_READ, &s->flags)) {
-		if (seg->len || !seg->hdr.last)
-			return SIW2_TERM_DDP_T_BASE_BOUNDS;
+	if (rx->disp == SIW2_RX_RTR) {
 		clear_bit(SIW2_S_RTR_READ, &s->flags);
-		rx->skip = true;
-		rx->rtr_resp = true;
 		return 0;
 	}
-	spin_lock_irqsave(&s->lock, flags);
-	if (s->orq_head == s->orq_tail) {
-		spin_unlock_irqrestore(&s->lock, flags);
-		return SIW2_TERM_RDMAP_OP_UNSPEC;
-	}
-	o = siw2_orq_at(s, s->orq_head);
-	if (o->atomic)
-		cause = SIW2_TERM_RDMAP_OP_UNSPEC;
-	else if (seg->hdr.stag != o->sink_stag)
-		cause = SIW2_TERM_DDP_T_INVALID_STAG;
-	else if (seg->hdr.to != o->sink_to + o->got ||
-		 seg->len > o->len - o->got)
-		cause = SIW2_TERM_DDP_T_BASE_BOUNDS;
-	spin_unlock_irqrestore(&s->lock, flags);
-	if (cause)
-		return cause;
 	rx->to = seg->hdr.to;
-	if (!seg->len) {
-		rx->skip = true;
+	if (rx->disp != SIW2_RX_PLACE)
 		return 0;
-	}
 	rx->mr = siw2_mr_lookup(s->sdev, seg->hdr.stag, pd_of(s),
 				IB_ACCESS_LOCAL_WRITE, seg->hdr.to, seg->len,
 				&fault);
@@ -173,16 +146,9 @@ static u32 begin_untagged_rq(struct siw2_stream *s,
 	struct siw2_stream_rx *rx = &s->rx;
 	int ret;
 
+	if (rx->disp == SIW2_RX_RTR)
+		return 0;
 	if (seg->first) {
-		/*
-		 * RFC 6581 9.2: a peer-to-peer initiator's first message may
-		 * be a zero-length Send, which is for the MPA layer alone.
-		 */
-		rx->rtr_send = s->conn.p2p && !s->initiator && !rx->msg_seen &&
-			       !seg->len && seg->hdr.last &&
-			       seg->op->cls == SIW2_CLASS_SEND;
-		if (rx->rtr_send)
-			return 0;
 		ret = siw2_qp_get_rqe(s->qp, &rx->rqe);
 		if (ret == -ENOENT)
 			return SIW2_TERM_DDP_U_MSN_NOBUF;
@@ -197,8 +163,6 @@ static u32 begin_untagged_rq(struct siw2_stream *s,
 		}
 		rx->rqe_len = rqe_length(&rx->rqe);
 	}
-	if (rx->rtr_send)
-		return SIW2_TERM_DDP_U_INVALID_MO;
 	if (!rx->have_rqe)
 		return SIW2_TERM_DDP_U_MSN_NOBUF;
 	if (seg->op->cls == SIW2_CLASS_IMM)
@@ -206,32 +170,59 @@ static u32 begin_untagged_rq(struct siw2_stream *s,
 	return siw2_ddp_rx_check_untagged(&rx->ddp, true, rx->rqe_len);
 }
 
+/* Our oldest outstanding Read or Atomic Request; under s->lock. */
+static struct siw2_rdmap_read *orq_oldest(struct siw2_stream *s)
+{
+	lockdep_assert_held(&s->lock);
+	if (s->orq_head == s->orq_tail)
+		return NULL;
+	return &siw2_orq_at(s, s->orq_head)->rd;
+}
+
+/* RDMAP's rules (rdmap.c) with the stream's view of its requests. */
+static u32 rx_rules(struct siw2_stream *s, const struct siw2_ddp_seg *seg)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	struct siw2_rdmap_rx_ctx ctx = {
+		.await_rtr = s->conn.p2p && !s->initiator && !rx->msg_seen,
+		.rtr_read_out = test_bit(SIW2_S_RTR_READ, &s->flags),
+	};
+	unsigned long flags;
+	u32 cause;
+
+	/* Only a Read Response needs the ORQ, which the send engine fills. */
+	if (seg->op->cls != SIW2_CLASS_READ_RESP)
+		return siw2_rdmap_rx_begin(&ctx, seg, &rx->disp);
+	spin_lock_irqsave(&s->lock, flags);
+	ctx.oldest = orq_oldest(s);
+	ctx.oldest_id = s->orq_head;
+	cause = siw2_rdmap_rx_begin(&ctx, seg, &rx->disp);
+	spin_unlock_irqrestore(&s->lock, flags);
+	return cause;
+}
+
 static u32 seg_begin(struct siw2_stream *s)
 {
 	const struct siw2_ddp_seg *seg = siw2_ddp_rx_seg(&s->rx.ddp);
 	struct siw2_stream_rx *rx = &s->rx;
+	u32 cause;
 
 	rx->cls = seg->op->cls;
 	rx->hdr = seg->hdr;
 	rx->seg_len = seg->len;
-	rx->skip = false;
-	rx->rtr_resp = false;
+	cause = rx_rules(s, seg);
+	if (cause)
+		return cause;
 	switch (rx->cls) {
 	case SIW2_CLASS_WRITE:
-		return begin_tagged(s, seg, IB_ACCESS_REMOTE_WRITE);
+		return begin_write(s, seg);
 	case SIW2_CLASS_READ_RESP:
 		return begin_read_resp(s, seg);
 	case SIW2_CLASS_SEND:
 	case SIW2_CLASS_IMM:
 		return begin_untagged_rq(s, seg);
-	case SIW2_CLASS_READ_REQ:
-	case SIW2_CLASS_TERMINATE:
-	case SIW2_CLASS_ATOMIC_REQ:
-	case SIW2_CLASS_ATOMIC_RESP:
-		/* One segment of header only: all is done at its end. */
-		return 0;
 	default:
-		return SIW2_TERM_RDMAP_OPCODE;
+		return 0;
 	}
 }
 
@@ -292,7 +283,7 @@ static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	u32 *crc;
 	int ret;
 
-	if (rx->skip)
+	if (rx->disp != SIW2_RX_PLACE)
 		return;
 	crc = siw2_mpa_rx_crc_sink(&rx->mpa);
 	if (crc)
@@ -352,10 +343,8 @@ static u32 end_send(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 
 	if (!ev->msg_done)
 		return 0;
-	if (rx->rtr_send) {
-		rx->rtr_send = false;
+	if (rx->disp == SIW2_RX_RTR)
 		return 0;
-	}
 	if (op->inval) {
 		/* RFC 5040 5.1: invalidate before the Send is delivered. */
 		fault = siw2_mr_invalidate(s->sdev, rx->hdr.inval_stag,
@@ -417,35 +406,31 @@ static u32 end_read_resp(struct siw2_stream *s)
 	struct siw2_wqe_rec *rec;
 	enum siw2_mr_fault fault = SIW2_MR_OK;
 	unsigned long flags;
-	bool done = false, kick = false;
-	u32 inval = 0, len = 0;
+	bool done, kick = false;
+	u32 inval = 0, len = 0, cause;
 	bool do_inval = false;
 
 	if (rx->mr)
 		siw2_mr_put(rx->mr);
 	rx->mr = NULL;
-	if (rx->rtr_resp)
+	if (rx->disp == SIW2_RX_RTR)
 		return 0;
 
 	spin_lock_irqsave(&s->lock, flags);
 	o = siw2_orq_at(s, s->orq_head);
-	o->got += rx->seg_len;
-	if (rx->hdr.last) {
-		if (o->got != o->len) {
-			spin_unlock_irqrestore(&s->lock, flags);
-			return SIW2_TERM_DDP_T_BASE_BOUNDS;
-		}
+	cause = siw2_rdmap_read_resp_end(&o->rd, rx->seg_len, rx->hdr.last,
+					 &done);
+	if (done) {
 		s->orq_head++;
 		kick = ord_complete(s);
 		rec = &s->recs[o->slot];
-		len = o->len;
+		len = o->rd.len;
 		do_inval = o->do_inval;
 		inval = o->inval;
-		done = true;
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
 	if (!done)
-		return 0;
+		return cause;
 	if (do_inval)
 		fault = siw2_mr_invalidate(s->sdev, inval, pd_of(s), false);
 	spin_lock_irqsave(&s->lock, flags);
@@ -465,14 +450,10 @@ static u32 end_read_req(struct siw2_stream *s)
 	struct siw2_stag_view view;
 	struct siw2_irq_entry *e;
 	struct siw2_mr *mr = NULL;
+	bool rtr = s->rx.disp == SIW2_RX_RTR;
 	unsigned long flags;
-	bool counted = true;
 	u32 cause = 0;
 
-	/* RFC 6581 9.2: a zero-length Read as the RTR uses no IRD credit. */
-	if (s->conn.p2p && !s->initiator && !s->rx.msg_seen &&
-	    !h->rreq.size)
-		counted = false;
 	if (h->rreq.size) {
 		mr = siw2_mr_lookup_view(s->sdev, h->rreq.src_stag, pd_of(s),
 					 IB_ACCESS_REMOTE_READ, &view);
@@ -485,11 +466,7 @@ static u32 end_read_req(struct siw2_stream *s)
 		}
 	}
 	spin_lock_irqsave(&s->lock, flags);
-	/* RFC 5040 5.2 and 6581 9.1: no more Reads than our IRD. */
-	if (counted)
-		cause = siw2_rdmap_ird_begin(&s->ird);
-	if (!cause && siw2_irq_full(s))
-		cause = SIW2_TERM_DDP_U_MSN_NOBUF;
+	cause = siw2_rdmap_ird_admit(&s->ird, rtr, !siw2_irq_full(s));
 	if (!cause) {
 		e = siw2_irq_at(s, s->irq_tail);
 		WRITE_ONCE(s->irq_tail, s->irq_tail + 1);
@@ -500,7 +477,7 @@ static u32 end_read_req(struct siw2_stream *s)
 		e->sink_to = h->rreq.sink_to;
 		e->len = h->rreq.size;
 		e->src_to = h->rreq.src_to;
-		e->counted = counted;
+		e->counted = !rtr;
 		mr = NULL;
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
@@ -532,9 +509,7 @@ static u32 end_atomic_req(struct siw2_stream *s)
 	if (cause)
 		goto out;
 	spin_lock_irqsave(&s->lock, flags);
-	cause = siw2_rdmap_ird_begin(&s->ird);
-	if (!cause && siw2_irq_full(s))
-		cause = SIW2_TERM_DDP_U_MSN_NOBUF;
+	cause = siw2_rdmap_ird_admit(&s->ird, false, !siw2_irq_full(s));
 	spin_unlock_irqrestore(&s->lock, flags);
 	if (cause)
 		goto out;
@@ -575,6 +550,7 @@ out:
 static u32 end_atomic_resp(struct siw2_stream *s)
 {
 	const struct siw2_rdmap_hdr *h = &s->rx.hdr;
+	struct siw2_rdmap_rx_ctx ctx = {};
 	struct siw2_orq_entry *o;
 	enum siw2_mr_fault fault;
 	struct siw2_wqe_rec *rec;
@@ -586,21 +562,21 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 	bool kick;
 
 	spin_lock_irqsave(&s->lock, flags);
+	ctx.oldest = orq_oldest(s);
+	ctx.oldest_id = s->orq_head;
+	cause = siw2_rdmap_atomic_resp_check(&ctx, h->aresp.req_id);
 	o = siw2_orq_at(s, s->orq_head);
-	if (s->orq_head == s->orq_tail || !o->atomic ||
-	    h->aresp.req_id != (s->orq_head & U32_MAX))
-		cause = SIW2_TERM_RDMAP_OP_UNSPEC;
-	else
+	if (!cause)
 		s->orq_head++;
 	spin_unlock_irqrestore(&s->lock, flags);
 	if (cause)
 		return cause;
 
-	mr = siw2_mr_lookup(s->sdev, o->sink_stag, pd_of(s),
-			    IB_ACCESS_LOCAL_WRITE, o->sink_to, sizeof(orig),
+	mr = siw2_mr_lookup(s->sdev, o->rd.sink_stag, pd_of(s),
+			    IB_ACCESS_LOCAL_WRITE, o->rd.sink_to, sizeof(orig),
 			    &fault);
 	if (mr) {
-		ret = siw2_mr_copy_to(mr, o->sink_stag, o->sink_to, &orig,
+		ret = siw2_mr_copy_to(mr, o->rd.sink_stag, o->rd.sink_to, &orig,
 				      sizeof(orig));
 		siw2_mr_put(mr);
 	}

@@ -541,13 +541,13 @@ static bool sq_start(struct siw2_stream *s, u32 idx, bool fresh)
 	if (!ret && is_read) {
 		o = siw2_orq_at(s, s->orq_tail++);
 		o->slot = tx->slot;
-		o->sink_stag = m.rreq.sink_stag;
-		o->sink_to = m.rreq.sink_to;
-		o->len = m.rreq.size;
-		o->got = 0;
+		o->rd.sink_stag = m.rreq.sink_stag;
+		o->rd.sink_to = m.rreq.sink_to;
+		o->rd.len = m.rreq.size;
+		o->rd.got = 0;
+		o->rd.atomic = is_atomic;
 		o->do_inval = sqe->opcode == SIW2_OP_READ_INV;
 		o->inval = sqe->imm_inv;
-		o->atomic = is_atomic;
 		req_id = s->orq_tail - 1;
 	}
 	/* The completion that frees the ORD or fence kicks the engine. */

@@ -2,13 +2,16 @@
 /*
  * KUnit tests of rdmap.c: the opcode table, header round trips, control
  * checks, Terminate build and parse, STag and invalidate checks, ORD/IRD
- * accounting with fences, and the RFC 7306 atomic arithmetic.
+ * accounting with fences, the RFC 7306 atomic arithmetic, and the receive
+ * rules: a Read Response against the oldest outstanding Read, the RFC 6581
+ * RTR, and IRD admission.
  */
 #include <kunit/test.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <linux/errno.h>
 #include "../rdmap.h"
+#include "../ddp.h"
 
 /* Deterministic xorshift64, so that every run checks the same values. */
 static u64 rnd(u64 *s)
@@ -649,6 +652,210 @@ static void rdmap_test_atomic_check(struct kunit *test)
 			SIW2_TERM_RDMAP_INVALID_STAG);
 }
 
+/* A segment as siw2_ddp_rx_seg() would describe it. */
+static struct siw2_ddp_seg seg_of(u8 opcode, u32 len, bool first, bool last)
+{
+	struct siw2_ddp_seg seg = {
+		.op = siw2_rdmap_op(opcode),
+		.len = len,
+		.first = first,
+	};
+
+	seg.hdr.opcode = opcode;
+	seg.hdr.last = last;
+	return seg;
+}
+
+static u32 read_resp(const struct siw2_rdmap_rx_ctx *ctx, u32 stag, u64 to,
+		     u32 len, bool last, enum siw2_rdmap_rx_disp *disp)
+{
+	struct siw2_ddp_seg seg = seg_of(SIW2_RDMAP_OP_READ_RESP, len, true,
+					 last);
+
+	seg.hdr.stag = stag;
+	seg.hdr.to = to;
+	return siw2_rdmap_rx_begin(ctx, &seg, disp);
+}
+
+/* RFC 5040 4.4, 5.2: a Response lands only where the oldest Read asked. */
+static void rdmap_test_read_resp_match(struct kunit *test)
+{
+	struct siw2_rdmap_read rd = {
+		.sink_stag = 0x1234, .sink_to = 0x10000, .len = 300,
+	};
+	struct siw2_rdmap_rx_ctx ctx = { .oldest = &rd };
+	enum siw2_rdmap_rx_disp disp;
+	bool done;
+
+	/* The right one, in two segments. */
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000, 100, false,
+					&disp), 0U);
+	KUNIT_EXPECT_EQ(test, disp, SIW2_RX_PLACE);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_read_resp_end(&rd, 100, false, &done),
+			0U);
+	KUNIT_EXPECT_FALSE(test, done);
+	/* The second segment must follow the first: not again, not beyond. */
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000, 100, true,
+					&disp), SIW2_TERM_DDP_T_BASE_BOUNDS);
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000 + 101, 100, true,
+					&disp), SIW2_TERM_DDP_T_BASE_BOUNDS);
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000 + 99, 100, true,
+					&disp), SIW2_TERM_DDP_T_BASE_BOUNDS);
+	/* Not more than the Read asked for. */
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000 + 100, 201, true,
+					&disp), SIW2_TERM_DDP_T_BASE_BOUNDS);
+	/* Not another sink. */
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1235, 0x10000 + 100, 200, true,
+					&disp), SIW2_TERM_DDP_T_INVALID_STAG);
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000 + 100, 200, true,
+					&disp), 0U);
+	KUNIT_EXPECT_EQ(test, disp, SIW2_RX_PLACE);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_read_resp_end(&rd, 200, true, &done),
+			0U);
+	KUNIT_EXPECT_TRUE(test, done);
+
+	/* A Last segment short of the length the Read asked for. */
+	rd.got = 0;
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000, 299, true,
+					&disp), 0U);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_read_resp_end(&rd, 299, true, &done),
+			SIW2_TERM_DDP_T_BASE_BOUNDS);
+	KUNIT_EXPECT_FALSE(test, done);
+
+	/* A zero-length Read is answered by a zero-length Response. */
+	rd.got = 0;
+	rd.len = 0;
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000, 0, true, &disp),
+			0U);
+	KUNIT_EXPECT_EQ(test, disp, SIW2_RX_SKIP);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_read_resp_end(&rd, 0, true, &done),
+			0U);
+	KUNIT_EXPECT_TRUE(test, done);
+
+	/* No Read outstanding, or the oldest is an Atomic Request. */
+	ctx.oldest = NULL;
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000, 0, true, &disp),
+			SIW2_TERM_RDMAP_OP_UNSPEC);
+	rd.atomic = true;
+	ctx.oldest = &rd;
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 0x1234, 0x10000, 0, true, &disp),
+			SIW2_TERM_RDMAP_OP_UNSPEC);
+
+	/* Offsets near the top of the TO space do not wrap into a match. */
+	rd = (struct siw2_rdmap_read){ .sink_stag = 7, .sink_to = U64_MAX - 9,
+				       .len = 10 };
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 7, U64_MAX - 9, 10, true, &disp),
+			0U);
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 7, U64_MAX - 9, 11, true, &disp),
+			SIW2_TERM_DDP_T_BASE_BOUNDS);
+}
+
+/* RFC 7306: an Atomic Response names the oldest request by its identifier. */
+static void rdmap_test_atomic_resp_match(struct kunit *test)
+{
+	struct siw2_rdmap_read rd = { .len = 8, .atomic = true };
+	struct siw2_rdmap_rx_ctx ctx = { .oldest = &rd, .oldest_id = 41 };
+
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_atomic_resp_check(&ctx, 41), 0U);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_atomic_resp_check(&ctx, 42),
+			SIW2_TERM_RDMAP_OP_UNSPEC);
+	rd.atomic = false;
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_atomic_resp_check(&ctx, 41),
+			SIW2_TERM_RDMAP_OP_UNSPEC);
+	ctx.oldest = NULL;
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_atomic_resp_check(&ctx, 41),
+			SIW2_TERM_RDMAP_OP_UNSPEC);
+}
+
+/* RFC 6581 9.2: which frames are the peer-to-peer RTR. */
+static void rdmap_test_rtr(struct kunit *test)
+{
+	static const struct {
+		bool await;
+		u8 opcode;
+		u32 len;	/* payload, or a Read Request's size */
+		bool first;
+		bool last;
+		enum siw2_rdmap_rx_disp want;
+	} rows[] = {
+		/* A zero-length Send, whole in one segment. */
+		{ true, SIW2_RDMAP_OP_SEND, 0, true, true, SIW2_RX_RTR },
+		/* With payload, not whole, or not first: a Send. */
+		{ true, SIW2_RDMAP_OP_SEND, 1, true, true, SIW2_RX_PLACE },
+		{ true, SIW2_RDMAP_OP_SEND, 0, true, false, SIW2_RX_PLACE },
+		{ true, SIW2_RDMAP_OP_SEND, 0, false, true, SIW2_RX_PLACE },
+		/* Immediate Data is no RTR kind. */
+		{ true, SIW2_RDMAP_OP_IMM, 0, true, true, SIW2_RX_PLACE },
+		/* A zero-length Read Request; one asking for octets is a Read. */
+		{ true, SIW2_RDMAP_OP_READ_REQ, 0, true, true, SIW2_RX_RTR },
+		{ true, SIW2_RDMAP_OP_READ_REQ, 1, true, true, SIW2_RX_SKIP },
+		/* A zero-length Write places nothing, RTR or not. */
+		{ true, SIW2_RDMAP_OP_WRITE, 0, true, true, SIW2_RX_SKIP },
+		/* Once a message arrived (or not peer-to-peer), none is. */
+		{ false, SIW2_RDMAP_OP_SEND, 0, true, true, SIW2_RX_PLACE },
+		{ false, SIW2_RDMAP_OP_READ_REQ, 0, true, true, SIW2_RX_SKIP },
+	};
+	struct siw2_rdmap_rx_ctx ctx = {};
+	enum siw2_rdmap_rx_disp disp;
+	struct siw2_ddp_seg seg;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		ctx.await_rtr = rows[i].await;
+		seg = seg_of(rows[i].opcode, 0, rows[i].first, rows[i].last);
+		if (rows[i].opcode == SIW2_RDMAP_OP_READ_REQ)
+			seg.hdr.rreq.size = rows[i].len;
+		else
+			seg.len = rows[i].len;
+		KUNIT_EXPECT_EQ_MSG(test, siw2_rdmap_rx_begin(&ctx, &seg, &disp),
+				    0U, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, disp, rows[i].want, "row %u", i);
+	}
+
+	/*
+	 * The initiator's side: while our Read RTR is out, the next Read
+	 * Response answers it, whatever Reads followed; it carries nothing.
+	 */
+	ctx.await_rtr = false;
+	ctx.rtr_read_out = true;
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 5, 0, 0, true, &disp), 0U);
+	KUNIT_EXPECT_EQ(test, disp, SIW2_RX_RTR);
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 5, 0, 1, true, &disp),
+			SIW2_TERM_DDP_T_BASE_BOUNDS);
+	KUNIT_EXPECT_EQ(test, read_resp(&ctx, 5, 0, 0, false, &disp),
+			SIW2_TERM_DDP_T_BASE_BOUNDS);
+}
+
+/* RFC 5040 5.2, RFC 6581 9.1 and 9.2: admission of inbound Requests. */
+static void rdmap_test_ird_admit(struct kunit *test)
+{
+	struct siw2_rdmap_ird ird = { .max = 1 };
+
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ird_admit(&ird, false, true), 0U);
+	KUNIT_EXPECT_EQ(test, ird.active, 1U);
+	/* One over IRD. */
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ird_admit(&ird, false, true),
+			SIW2_TERM_DDP_U_MSN_NOBUF);
+	KUNIT_EXPECT_EQ(test, ird.active, 1U);
+	/* The RTR takes no credit, even with IRD used up ... */
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ird_admit(&ird, true, true), 0U);
+	KUNIT_EXPECT_EQ(test, ird.active, 1U);
+	/* ... but needs a queue entry, as every Request does. */
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ird_admit(&ird, true, false),
+			SIW2_TERM_DDP_U_MSN_NOBUF);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ird_end(&ird), 0);
+	/* No room: refused, and no credit kept. */
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ird_admit(&ird, false, false),
+			SIW2_TERM_DDP_U_MSN_NOBUF);
+	KUNIT_EXPECT_EQ(test, ird.active, 0U);
+	/* An IRD of 0 takes the RTR only. */
+	ird.max = 0;
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ird_admit(&ird, false, true),
+			SIW2_TERM_DDP_U_MSN_NOBUF);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_ird_admit(&ird, true, true), 0U);
+	KUNIT_EXPECT_EQ(test, ird.active, 0U);
+}
+
 static struct kunit_case rdmap_test_cases[] = {
 	KUNIT_CASE(rdmap_test_op_table),
 	KUNIT_CASE(rdmap_test_roundtrip),
@@ -664,6 +871,10 @@ static struct kunit_case rdmap_test_cases[] = {
 	KUNIT_CASE(rdmap_test_atomic_math),
 	KUNIT_CASE(rdmap_test_atomic_check),
 	KUNIT_CASE(rdmap_test_atomic_subcodes),
+	KUNIT_CASE(rdmap_test_read_resp_match),
+	KUNIT_CASE(rdmap_test_atomic_resp_match),
+	KUNIT_CASE(rdmap_test_rtr),
+	KUNIT_CASE(rdmap_test_ird_admit),
 	{}
 };
 
