@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer harness for siw2's receive path: MPA connection setup, MPA
- * framing with Markers and CRCs, DDP receive with the checks the engine
- * makes at every header, Terminate parsing, and round trips through the
+ * framing with Markers and CRCs, DDP receive with the rules the engine
+ * applies at every header and segment end (the same functions of rdmap.c
+ * and ddp.c that rx.c calls: Read and Atomic Responses matched against a
+ * made-up outstanding request, the RFC 6581 RTR, IRD admission, sink and
+ * receive buffer checks), Terminate parsing, and round trips through the
  * transmit API. The input format is described in fuzz_rx.h.
  *
  * Beside memory errors (ASan) and undefined behaviour (UBSan) the harness
@@ -667,6 +670,14 @@ struct eng {
 	u8 picky;
 	struct siw2_rdmap_ird ird;
 	struct siw2_rdmap_ord ord;
+	/* Its view of its requests, as struct siw2_rdmap_rx_ctx has it. */
+	bool await_rtr;		/* a p2p responder: the RTR may come first */
+	bool rtr_read_out;	/* a p2p initiator: our Read RTR is out */
+	bool msg_seen;		/* a message arrived complete */
+	struct siw2_rdmap_read rd;	/* our oldest request, made up ... */
+	bool rd_live;		/* ... when a response first needed one */
+	u32 rd_id;		/* its Request Identifier */
+	enum siw2_rdmap_rx_disp disp;	/* of the segment being received */
 
 	/* Expectations: ULPDU contents, and for round trips every segment. */
 	const struct xulpdu *xu;
@@ -778,33 +789,122 @@ static struct siw2_stag_view eng_view(struct eng *e, u64 to, u64 len)
 }
 
 /*
- * What the engine checks at a header before it places an octet (RFC 5041
- * 7.1, RFC 5040 4.8, RFC 7306), with objects made up from the generator;
- * in a round trip, with objects that fit what was sent.
+ * Our oldest outstanding Read or Atomic Request, made up when a response
+ * first needs one: the request the peer answers (in a round trip, the
+ * message that was sent), where picky sometimes none, or one of another
+ * kind, sink, offset, length or identifier. It stays until answered, so
+ * a Response's later segments are matched against what the first left.
  */
-static u32 eng_checks(struct eng *e, const struct siw2_ddp_seg *seg)
+static const struct siw2_rdmap_read *eng_oldest(struct eng *e,
+						const struct siw2_ddp_seg *seg)
 {
 	const struct siw2_rdmap_hdr *h = &seg->hdr;
 	const struct xseg *x = eng_xseg(e);
+	struct siw2_rdmap_read *rd = &e->rd;
+	bool odd = !x && eng_odd(e);
+
+	if (e->rd_live)
+		return rd;
+	if (odd && one_in(e->r, 4))
+		return NULL;
+	memset(rd, 0, sizeof(*rd));
+	rd->atomic = seg->op->cls == SIW2_CLASS_ATOMIC_RESP;
+	if (rd->atomic) {
+		rd->len = 8;
+		e->rd_id = h->aresp.req_id;
+	} else {
+		rd->sink_stag = h->stag;
+		rd->sink_to = x ? x->to0 : h->to;
+		rd->len = x ? x->msg_len : seg->len +
+			  (h->last ? 0 : rnd_below(e->r, 8192));
+		e->rd_id = (u32)rnd64(e->r);
+	}
+	if (odd) {
+		switch (rnd_below(e->r, 5)) {
+		case 0:
+			rd->atomic = !rd->atomic;
+			break;
+		case 1:
+			rd->sink_stag ^= 1U << rnd_below(e->r, 32);
+			break;
+		case 2:
+			rd->sink_to += (u64)rnd_below(e->r, 64) - 32;
+			break;
+		case 3:
+			rd->len = rnd_below(e->r, rd->len + 1);
+			break;
+		default:
+			e->rd_id ^= 1U << rnd_below(e->r, 32);
+			break;
+		}
+	}
+	if (!e->ord.outstanding)
+		CHECK(siw2_rdmap_ord_issue(&e->ord, SIW2_RDMAP_OP_READ_REQ,
+					   false) == 0);
+	e->rd_live = true;
+	return rd;
+}
+
+/* The request was answered: its ORD credit is free. */
+static void eng_answered(struct eng *e)
+{
+	u32 was = e->ord.outstanding;
+
+	CHECK(siw2_rdmap_ord_complete(&e->ord) == 0 &&
+	      e->ord.outstanding == was - 1);
+	e->rd_live = false;
+}
+
+/* The engine's view of its requests; @oldest: a response needs it. */
+static struct siw2_rdmap_rx_ctx eng_ctx(struct eng *e,
+					const struct siw2_ddp_seg *seg,
+					bool oldest)
+{
+	struct siw2_rdmap_rx_ctx ctx = {
+		.await_rtr = e->await_rtr && !e->msg_seen,
+		.rtr_read_out = e->rtr_read_out,
+	};
+
+	if (oldest) {
+		ctx.oldest = eng_oldest(e, seg);
+		ctx.oldest_id = e->rd_id;
+	}
+	return ctx;
+}
+
+/*
+ * A header arrived: RDMAP's rules (siw2_rdmap_rx_begin(), as rx.c calls
+ * it), then the checks of the sink the engine found, with objects made up
+ * from the generator; in a round trip, with objects that fit what was
+ * sent.
+ */
+static u32 eng_begin(struct eng *e, const struct siw2_ddp_seg *seg)
+{
+	const struct siw2_rdmap_hdr *h = &seg->hdr;
+	const struct xseg *x = eng_xseg(e);
+	struct siw2_rdmap_rx_ctx ctx;
 	struct siw2_stag_view v;
 	struct siw2_inval_view iv;
-	u32 cause = 0, was;
-	u64 buf_len, old;
+	u64 buf_len;
 	bool have;
-	int ret;
+	u32 cause;
 
+	ctx = eng_ctx(e, seg, seg->op->cls == SIW2_CLASS_READ_RESP);
+	cause = siw2_rdmap_rx_begin(&ctx, seg, &e->disp);
+	if (!cause && seg->op->cls == SIW2_CLASS_READ_RESP &&
+	    e->disp != SIW2_RX_RTR) {
+		/* What a Response may place lies in the Read's sink. */
+		CHECK(ctx.oldest && h->stag == ctx.oldest->sink_stag &&
+		      in_range(h->to, seg->len, ctx.oldest->sink_to,
+			       ctx.oldest->len));
+	}
+	if (cause || e->disp != SIW2_RX_PLACE)
+		goto out;
 	switch (seg->op->cls) {
 	case SIW2_CLASS_WRITE:
-	case SIW2_CLASS_READ_RESP:
 		v = x ? view_ok(x->to0, x->msg_len) : eng_view(e, h->to, seg->len);
 		cause = siw2_ddp_check_tagged(&v, h->to, seg->len);
 		CHECK(cause == model_tagged(&v, h->to, seg->len));
-		if (seg->op->cls == SIW2_CLASS_READ_RESP && h->last) {
-			was = e->ord.outstanding;
-			ret = siw2_rdmap_ord_complete(&e->ord);
-			CHECK(was ? ret == 0 && e->ord.outstanding == was - 1 :
-				    ret == -EPROTO && !e->ord.outstanding);
-		}
 		break;
 	case SIW2_CLASS_SEND:
 	case SIW2_CLASS_IMM:
@@ -832,47 +932,98 @@ static u32 eng_checks(struct eng *e, const struct siw2_ddp_seg *seg)
 		cause = siw2_rdmap_check_inval(&iv);
 		CHECK(cause == model_inval(&iv));
 		break;
+	default:
+		/* A Read Response's sink is the one our Read named. */
+		break;
+	}
+out:
+	if (x)
+		CHECK(!cause);
+	return cause;
+}
+
+/*
+ * An inbound Read or Atomic Request is taken on (siw2_rdmap_ird_admit(),
+ * the RTR without a credit) and, here, answered at once.
+ */
+static u32 eng_admit(struct eng *e)
+{
+	bool rtr = e->disp == SIW2_RX_RTR;
+	bool room = !(!e->xs && eng_odd(e) && one_in(e->r, 4));
+	u32 was = e->ird.active, cause;
+
+	cause = siw2_rdmap_ird_admit(&e->ird, rtr, room);
+	if (!room || (!rtr && was >= e->ird.max))
+		CHECK(cause == SIW2_TERM_DDP_U_MSN_NOBUF && e->ird.active == was);
+	else
+		CHECK(!cause && e->ird.active == was + !rtr);
+	if (!cause && !rtr)
+		CHECK(siw2_rdmap_ird_end(&e->ird) == 0 && e->ird.active == was);
+	return cause;
+}
+
+/*
+ * MPA verified the FPDU of a segment: what the engine does at its end
+ * (rx.c, seg_end()), through the same functions.
+ */
+static u32 eng_end(struct eng *e, const struct siw2_ddp_seg *seg,
+		   bool msg_done)
+{
+	const struct siw2_rdmap_hdr *h = &seg->hdr;
+	const struct xseg *x = eng_xseg(e);
+	struct siw2_rdmap_rx_ctx ctx;
+	struct siw2_stag_view v;
+	bool done;
+	u32 cause = 0;
+	u64 old;
+
+	switch (seg->op->cls) {
+	case SIW2_CLASS_READ_RESP:
+		if (e->disp == SIW2_RX_RTR) {
+			e->rtr_read_out = false;
+			break;
+		}
+		cause = siw2_rdmap_read_resp_end(&e->rd, seg->len, h->last,
+						 &done);
+		CHECK(!done || (h->last && e->rd.got == e->rd.len));
+		if (done)
+			eng_answered(e);
+		break;
 	case SIW2_CLASS_READ_REQ:
+		v = x ? view_ok(h->rreq.src_to, h->rreq.size) :
+			eng_view(e, h->rreq.src_to, h->rreq.size);
+		cause = siw2_rdmap_check_stag(&v, h->rreq.src_to, h->rreq.size);
+		CHECK(cause == model_stag(&v, h->rreq.src_to, h->rreq.size));
+		if (!cause)
+			cause = eng_admit(e);
+		break;
 	case SIW2_CLASS_ATOMIC_REQ:
-		was = e->ird.active;
-		cause = siw2_rdmap_ird_begin(&e->ird);
-		CHECK(was < e->ird.max ? !cause && e->ird.active == was + 1 :
-					 cause == SIW2_TERM_DDP_U_MSN_NOBUF);
+		v = x ? view_ok(h->atomic.to, 8) : eng_view(e, h->atomic.to, 8);
+		cause = siw2_rdmap_atomic_check(&h->atomic, &v);
+		CHECK(cause == (h->atomic.op > SIW2_ATOMIC_CMP_SWAP ||
+				h->atomic.to & 7 ? SIW2_TERM_RDMAP_OP_UNSPEC :
+				model_stag(&v, h->atomic.to, 8)));
 		if (cause)
 			break;
-		if (seg->op->cls == SIW2_CLASS_READ_REQ) {
-			v = x ? view_ok(h->rreq.src_to, h->rreq.size) :
-				eng_view(e, h->rreq.src_to, h->rreq.size);
-			cause = siw2_rdmap_check_stag(&v, h->rreq.src_to,
-						      h->rreq.size);
-			CHECK(cause == model_stag(&v, h->rreq.src_to,
-						  h->rreq.size));
-		} else {
-			v = x ? view_ok(h->atomic.to, 8) :
-				eng_view(e, h->atomic.to, 8);
-			cause = siw2_rdmap_atomic_check(&h->atomic, &v);
-			CHECK(cause == (h->atomic.op > SIW2_ATOMIC_CMP_SWAP ||
-					h->atomic.to & 7 ?
-					SIW2_TERM_RDMAP_OP_UNSPEC :
-					model_stag(&v, h->atomic.to, 8)));
-			old = rnd64(e->r);
-			if (!cause)
-				CHECK(siw2_rdmap_atomic_apply(&h->atomic, old) ==
-				      model_atomic(&h->atomic, old));
-		}
-		/* The response goes out at once. */
-		CHECK(siw2_rdmap_ird_end(&e->ird) == 0 && e->ird.active == was);
+		cause = eng_admit(e);
+		old = rnd64(e->r);
+		if (!cause)
+			CHECK(siw2_rdmap_atomic_apply(&h->atomic, old) ==
+			      model_atomic(&h->atomic, old));
 		break;
 	case SIW2_CLASS_ATOMIC_RESP:
-		was = e->ord.outstanding;
-		ret = siw2_rdmap_ord_complete(&e->ord);
-		CHECK(was ? ret == 0 : ret == -EPROTO);
+		ctx = eng_ctx(e, seg, true);
+		cause = siw2_rdmap_atomic_resp_check(&ctx, h->aresp.req_id);
+		if (!cause)
+			eng_answered(e);
 		break;
 	default:
 		break;
 	}
 	if (x)
 		CHECK(!cause);
+	if (!cause && msg_done)
+		e->msg_seen = true;
 	return cause;
 }
 
@@ -919,7 +1070,7 @@ static void ddp_header(struct eng *e)
 	e->have_hdr = true;
 	e->pay_next = 0;
 
-	cause = eng_checks(e, seg);
+	cause = eng_begin(e, seg);
 	if (cause) {
 		TRACE("engine fails opcode %u: %#x\n", h->opcode, cause);
 		eng_terminate(e, cause);
@@ -991,6 +1142,7 @@ static void ddp_end(struct eng *e)
 	enum siw2_ddp_ev_type t;
 	struct rset *books;
 	bool want_err = false;
+	u32 cause;
 
 	t = siw2_ddp_rx_end(&e->drx, &ev);
 	CHECK(t == ev.type);
@@ -1035,6 +1187,16 @@ static void ddp_end(struct eng *e)
 				CHECK(ev.msg_len == x->msg_len);
 			e->msn[seg->hdr.qn]++;
 			memset(books, 0, sizeof(*books));
+		}
+	}
+	if (t == SIW2_DDP_EV_SEG_END) {
+		cause = eng_end(e, seg, ev.msg_done);
+		if (cause) {
+			TRACE("engine fails opcode %u at its end: %#x\n",
+			      seg->hdr.opcode, cause);
+			eng_terminate(e, cause);
+			siw2_ddp_rx_fail(&e->drx, cause);
+			e->ddp_dead = true;
 		}
 	}
 	if (t == SIW2_DDP_EV_TERMINATE) {
@@ -2126,6 +2288,7 @@ static bool rt_run(const struct opts *o, struct prng *r,
 	e.ord.max = FZ_MAX_FPDUS * 4;
 	e.ord.outstanding = e.ord.max;
 	e.cm = cm;
+	e.await_rtr = cm && cm->conn.p2p;
 	eng_feed_split(&e, &sp, t->wire.buf, t->wire.len);
 	eng_trace(&e, "round trip");
 	CHECK(!e.mpa_dead && !e.ddp_dead && !e.in_fpdu && !e.have_hdr);
@@ -2551,6 +2714,8 @@ static void run_cm_init(const struct opts *o, struct prng *r, struct cur *c)
 	check_initiator_est(cm, f);
 	CHECK(siw2_mpa_cm_timeout(cm) == SIW2_MPA_CM_ESTABLISHED);
 	eng_init(&e, o, r, cm->conn.rx_markers, cm->conn.crc, 0);
+	/* RFC 6581 9.2: our Read RTR went out first. */
+	e.rtr_read_out = cm->conn.p2p && cm->conn.rtr == SIW2_MPA_RTR_READ;
 	eng_feed_split(&e, &sp, c->p + off, c->n - off);
 	eng_trace(&e, "initiator");
 out:
@@ -2656,6 +2821,7 @@ static void run_cm_resp(const struct opts *o, struct prng *r, struct cur *c)
 				 &rlen) == SIW2_MPA_ERR_STATE);
 	eng_init(&e, o, r, cm->conn.rx_markers, cm->conn.crc, 0);
 	e.cm = cm;
+	e.await_rtr = cm->conn.p2p;
 	eng_feed_split(&e, &sp, c->p + off, c->n - off);
 	eng_trace(&e, "responder");
 	CHECK(siw2_mpa_cm_may_send(cm) == e.cm_est);
