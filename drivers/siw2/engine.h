@@ -150,14 +150,24 @@ struct siw2_stream_tx {
 	bool iter_live;
 };
 
+/*
+ * Where the receive path is. It only moves down this list (rx.c,
+ * rx_enter()), one step at a time but for the last two, which any state
+ * may enter: a check failed, or the stream is over.
+ */
+enum siw2_rx_state {
+	SIW2_RX_FIRST_FPDU = 0,	/* no FPDU arrived yet (RFC 5044 7.1.2) */
+	SIW2_RX_FIRST_MSG,	/* no message arrived complete (RFC 6581 RTR) */
+	SIW2_RX_RUN,
+	SIW2_RX_TERM_PENDING,	/* @pend_term waits for the FPDU's end */
+	SIW2_RX_DEAD,		/* nothing more is processed */
+};
+
 /* Receive engine state, owned by the receive path. */
 struct siw2_stream_rx {
 	struct siw2_mpa_rx mpa;
 	struct siw2_ddp_rx ddp;
-	bool first_seen;	/* a complete FPDU arrived */
-	bool msg_seen;		/* a complete message arrived (RTR handling) */
-	bool dead;		/* nothing more is processed */
-	bool pending;		/* @pend_term waits for the end of the FPDU */
+	enum siw2_rx_state state;
 	struct siw2_term_info pend_term;
 	/* The segment being received. */
 	u8 cls;

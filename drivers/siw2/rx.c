@@ -26,6 +26,18 @@
  * (siw2_stream_terminate()); the receive side then drops everything
  * (RFC 5041 7.1, RFC 5044 8). Nothing here logs: a peer can cause all of
  * it, so it is counted instead.
+ *
+ * States (enum siw2_rx_state, changed only by rx_enter()):
+ *
+ *   FIRST_FPDU -> FIRST_MSG -> RUN      first verified FPDU, first message
+ *   FIRST_FPDU, FIRST_MSG, RUN -> TERM_PENDING   a check failed
+ *   any -> DEAD                          Terminate sent or received, MPA
+ *                                        failed, the QP left RTS, close
+ *
+ * The first FPDU lets a responder send (RFC 5044 7.1.2 rule 4); before
+ * the first message a peer-to-peer responder takes the RTR (RFC 6581
+ * 9.2). TERM_PENDING lasts until MPA's verdict on the FPDU (see
+ * rx_terminate()).
  */
 #include <linux/skbuff.h>
 #include <net/tcp.h>
@@ -35,6 +47,27 @@
 static struct ib_pd *pd_of(struct siw2_stream *s)
 {
 	return s->qp->base.pd;
+}
+
+/*
+ * Every change of rx->state: forward only, so that a stream once dead
+ * stays dead and a pending Terminate is never taken back.
+ */
+static void rx_enter(struct siw2_stream_rx *rx, enum siw2_rx_state to)
+{
+	if (to > rx->state)
+		rx->state = to;
+}
+
+/* Segments are still acted upon: no Terminate pending, not dead. */
+static bool rx_live(const struct siw2_stream_rx *rx)
+{
+	return rx->state < SIW2_RX_TERM_PENDING;
+}
+
+static bool rx_dead(const struct siw2_stream_rx *rx)
+{
+	return rx->state == SIW2_RX_DEAD;
 }
 
 static void put_mrs(struct siw2_stream_rx *rx)
@@ -57,11 +90,11 @@ static void rx_terminate(struct siw2_stream *s, u32 cause)
 {
 	struct siw2_stream_rx *rx = &s->rx;
 
-	if (rx->pending)
+	if (!rx_live(rx))
 		return;
 	siw2_ddp_rx_term_prepare(&rx->ddp, &rx->pend_term, cause);
 	siw2_ddp_rx_fail(&rx->ddp, cause);
-	rx->pending = true;
+	rx_enter(rx, SIW2_RX_TERM_PENDING);
 }
 
 static void rqe_complete(struct siw2_stream *s, enum ib_wc_status status,
@@ -184,7 +217,8 @@ static u32 rx_rules(struct siw2_stream *s, const struct siw2_ddp_seg *seg)
 {
 	struct siw2_stream_rx *rx = &s->rx;
 	struct siw2_rdmap_rx_ctx ctx = {
-		.await_rtr = s->conn.p2p && !s->initiator && !rx->msg_seen,
+		.await_rtr = s->conn.p2p && !s->initiator &&
+			     rx->state < SIW2_RX_RUN,
 		.rtr_read_out = test_bit(SIW2_S_RTR_READ, &s->flags),
 	};
 	unsigned long flags;
@@ -595,7 +629,7 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 
 static void got_terminate(struct siw2_stream *s)
 {
-	s->rx.dead = true;
+	rx_enter(&s->rx, SIW2_RX_DEAD);
 	siw2_count(s->sdev, SIW2_CNT_TERM_RCVD);
 	/* RFC 5040 7.2: the stream is over; close it without answering. */
 	siw2_qp_set_error(s->qp);
@@ -652,7 +686,7 @@ static void seg_end(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 		rx->after_write = was_write;
 		if (!was_write)
 			rx->write_len = 0;
-		rx->msg_seen = true;
+		rx_enter(rx, SIW2_RX_RUN);
 	}
 }
 
@@ -694,7 +728,7 @@ static void mpa_failed(struct siw2_stream *s, enum siw2_mpa_err err)
 {
 	struct siw2_term_info t;
 
-	s->rx.dead = true;
+	rx_enter(&s->rx, SIW2_RX_DEAD);
 	siw2_rdmap_term_prepare(&t, siw2_mpa_err_cause(err), NULL, 0, 0);
 	siw2_stream_terminate(s, &t);
 }
@@ -706,7 +740,7 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 	struct siw2_ddp_rx_ev dev;
 	size_t n;
 
-	while (len && !rx->dead) {
+	while (len && !rx_dead(rx)) {
 		n = siw2_mpa_rx(&rx->mpa, buf, len, &mev);
 		buf += n;
 		len -= n;
@@ -714,7 +748,7 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 		case SIW2_MPA_RX_DATA:
 			siw2_ddp_rx_span(&rx->ddp, mev.data, mev.len,
 					 mev.offset, mev.ulpdu_len);
-			while (!rx->dead && !rx->pending &&
+			while (rx_live(rx) &&
 			       siw2_ddp_rx_next(&rx->ddp, &dev) !=
 			       SIW2_DDP_EV_NONE)
 				ddp_event(s, &dev);
@@ -722,13 +756,13 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 			siw2_mpa_rx_fold_to(&rx->mpa, mev.data + mev.len);
 			break;
 		case SIW2_MPA_RX_END:
-			if (rx->pending) {
-				rx->dead = true;
+			if (rx->state == SIW2_RX_TERM_PENDING) {
+				rx_enter(rx, SIW2_RX_DEAD);
 				siw2_stream_terminate(s, &rx->pend_term);
 				break;
 			}
-			if (!rx->first_seen) {
-				rx->first_seen = true;
+			if (rx->state == SIW2_RX_FIRST_FPDU) {
+				rx_enter(rx, SIW2_RX_FIRST_MSG);
 				/* RFC 5044 7.1.2 rule 4: now we may send. */
 				if (!test_and_set_bit(SIW2_S_TX_ALLOWED,
 						      &s->flags))
@@ -736,8 +770,8 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 			}
 			siw2_ddp_rx_end(&rx->ddp, &dev);
 			ddp_event(s, &dev);
-			if (rx->pending) {
-				rx->dead = true;
+			if (rx->state == SIW2_RX_TERM_PENDING) {
+				rx_enter(rx, SIW2_RX_DEAD);
 				siw2_stream_terminate(s, &rx->pend_term);
 			}
 			break;
@@ -763,14 +797,14 @@ static int rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	state = READ_ONCE(s->qp->state);
 	if (state == IB_QPS_ERR || state == IB_QPS_RESET ||
 	    READ_ONCE(s->qp->discard_held))
-		s->rx.dead = true;
-	if (s->rx.dead)
+		rx_enter(&s->rx, SIW2_RX_DEAD);
+	if (rx_dead(&s->rx))
 		return len;
 	skb_prepare_seq_read(skb, off, off + len, &st);
 	while ((n = skb_seq_read(got, &data, &st)) != 0) {
 		rx_bytes(s, data, n);
 		got += n;
-		if (s->rx.dead) {
+		if (rx_dead(&s->rx)) {
 			skb_abort_seq_read(&st);
 			break;
 		}
@@ -800,7 +834,7 @@ void siw2_rx_release(struct siw2_stream *s)
 {
 	struct siw2_stream_rx *rx = &s->rx;
 
-	s->rx.dead = true;
+	rx_enter(&s->rx, SIW2_RX_DEAD);
 	/*
 	 * RESET discards the QP's receives without completions; one from an
 	 * SRQ goes back to its consumer as a flush all the same.
