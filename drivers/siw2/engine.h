@@ -19,7 +19,7 @@
  *   it publishes @fetched, and it may look at @irq_tail unlocked to find
  *   the IRQ empty (a Request added later kicks it again).
  *
- * Lifetime: the stream is allocated by siw2_qp_llp_attach() and stays
+ * Lifetime: the stream is allocated by siw2_stream_attach() and stays
  * the QP's after it closed, until destroy_qp frees it (siw2_stream_free())
  * or the QP, reset, takes a new connection. Readers that find it through
  * the QP without its lock (a doorbell's send engine, a poller, restrack,
@@ -44,7 +44,7 @@
 
 /* struct siw2_stream.flags */
 enum {
-	SIW2_S_ATTACHING,	/* siw2_qp_llp_attach() is not done with it */
+	SIW2_S_ATTACHING,	/* siw2_stream_attach() is not done with it */
 	SIW2_S_TX_PENDING,	/* the send engine has work to look at */
 	SIW2_S_TX_ALLOWED,	/* RFC 5044 7.1.2: the responder may send */
 	SIW2_S_TERM,		/* a Terminate is queued in @term */
@@ -104,7 +104,7 @@ struct siw2_tx_src {
 	} sge[SIW2_MAX_SGE];
 };
 
-/* Room for the payload a batch copies (tx.c, "Batches"). */
+/* Room for the payload a batch copies (batch.c). */
 #define SIW2_TX_COPY_BYTES SZ_64K
 #define SIW2_TX_COPY_PAGES (SIW2_TX_COPY_BYTES / PAGE_SIZE)
 
