@@ -31,7 +31,7 @@ SELFTEST := $(TOP)/tools/testing/guest/kmod
 SELFTEST_SRCS := $(wildcard $(SELFTEST)/*.c) $(SELFTEST)/Kbuild
 
 .PHONY: all modules module provider install install-module install-provider \
-	deps check check-full check-debug debug-kernel kunit demo fuzz lint clean help vm-prereqs \
+	deps check check-full check-rdma-core check-debug debug-kernel kunit demo fuzz lint clean help vm-prereqs \
 	guest-tools \
 	$(addprefix module-,$(KVERS))
 
@@ -45,6 +45,7 @@ help:
 	@echo 'make demo       boot a guest, create a siw2 device, show it'
 	@echo 'make check      all tests CI runs (KUnit + guest suites, both kernels)'
 	@echo 'make check-full every guest suite on both kernels'
+	@echo 'make check-rdma-core libsiw2 for each rdma-core release tarball (host + guest)'
 	@echo 'make check-debug every guest suite on the debug kernel (KASAN, lockdep, kmemleak)'
 	@echo 'make debug-kernel  build that kernel (cached; ~1 h the first time)'
 	@echo 'make kunit      the KUnit suites only'
@@ -82,8 +83,11 @@ $(addprefix module-,$(KVERS)): module-%: $(MOD_SRCS) $(SELFTEST_SRCS)
 		W=$(or $(W),1) modules
 	@cp $(BUILD)/$*-selftest/siw2_selftest.ko $(BUILD)/$*/
 
+# RDMA_CORE=DIR builds for the rdma-core release tree DIR instead of the
+# installed libibverbs (userspace/provider/Makefile).
 provider:
-	$(MAKE) -C $(TOP)/userspace/provider
+	$(MAKE) -C $(TOP)/userspace/provider \
+		$(if $(RDMA_CORE),RDMA_CORE=$(abspath $(RDMA_CORE)))
 
 # Test programs the guest suites run (the guest sees this checkout), all
 # built here with one set of flags: compiling them inside a TCG guest took
@@ -92,6 +96,9 @@ GUEST_SRC := $(TOP)/tools/testing/guest/progs
 GUEST_PROGS := uverbs_test limits_test cm_test peer_target uverbs_objects \
 	verbsex_test
 GUEST_TOOLS := $(addprefix $(BUILD)/guest/,$(GUEST_PROGS) perftest_shim.so)
+# The installed rdma-core release, for the programs that include siw2.h.
+IBV_RELEASE = $(shell $(MAKE) -s --no-print-directory -C \
+	$(TOP)/userspace/provider print-release)
 GUEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(TOP)/include/uapi
 guest_libs = $(if $(filter cm_test peer_target verbsex_test,$(1)),-lrdmacm) \
 	$(if $(filter uverbs_objects,$(1)),,-libverbs)
@@ -101,8 +108,8 @@ guest-tools: $(GUEST_TOOLS)
 $(addprefix $(BUILD)/guest/,$(GUEST_PROGS)): $(BUILD)/guest/%: $(GUEST_SRC)/%.c \
 		$(TOP)/include/uapi/rdma/siw2-abi.h $(TOP)/userspace/provider/siw2.h
 	@mkdir -p $(dir $@)
-	$(CC) $(GUEST_CFLAGS) -I$(TOP)/userspace/provider -o $@ $< \
-		$(call guest_libs,$*)
+	$(CC) $(GUEST_CFLAGS) -I$(TOP)/userspace/provider \
+		-DSIW2_RDMA_CORE=$(IBV_RELEASE) -o $@ $< $(call guest_libs,$*)
 
 $(BUILD)/guest/perftest_shim.so: $(GUEST_SRC)/perftest_shim.c
 	@mkdir -p $(dir $@)
@@ -128,6 +135,12 @@ check:
 
 check-full:
 	$(TOP)/scripts/check --full
+
+# libsiw2 against each rdma-core release tarball in ../shared/rdma-core:
+# built, checked and unit-tested for each on the host, then traffic
+# through each in one 6.1 guest (make check runs both halves).
+check-rdma-core:
+	$(TOP)/scripts/check-rdma-core
 
 # SUITES="device cm" picks suites; the default is every suite of make check.
 check-debug:

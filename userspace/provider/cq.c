@@ -139,9 +139,9 @@ struct ibv_cq_ex *siw2_cq_create_ex(struct ibv_context *ibctx,
 		return NULL;
 	err = siw2_cq_ex_setup(cq, attr->wc_flags);
 	if (!err)
-		err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd,
-					   sizeof(cmd), &resp.ibv_resp,
-					   sizeof(resp), 0);
+		err = PABI_CMD_CREATE_CQ_EX(ibctx, attr, &cq->vcq, &cmd,
+					    sizeof(cmd), &resp.ibv_resp,
+					    sizeof(resp), 0);
 	if (!err)
 		err = cq_map(cq, ibctx->cmd_fd, &resp.drv);
 	if (err) {

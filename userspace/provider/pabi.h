@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * libibverbs' private provider ABI, version 34 (rdma-core 44, Debian 12).
+ * libibverbs' private provider ABI, for the rdma-core release libsiw2 is
+ * built against (SIW2_RDMA_CORE, its major version, set by the Makefile).
  *
  * A provider is a dlopen()ed plugin that libibverbs calls through structs it
  * shares with the provider by layout, and that calls back into libibverbs
- * through the symbols tagged IBVERBS_PRIVATE_34. rdma-core never installs
- * the header declaring them (libibverbs/driver.h plus the generated
- * kern-abi.h), so this file declares the subset libsiw2 uses.
+ * through the symbols tagged IBVERBS_PRIVATE_<PABI>. rdma-core never
+ * installs the header declaring them (libibverbs/driver.h plus the
+ * generated kern-abi.h), so this file declares the subset libsiw2 uses.
  *
- * Everything here is bound to one PABI: libibverbs renames the version tag
- * (and verbs_register_driver_<N>) whenever any of these layouts or
- * signatures change, so a provider built from this file refuses to load
- * into any other libibverbs instead of misbehaving. The Makefile checks the
- * installed library before building; pabi_layout.c pins the layouts to
- * numbers measured on rdma-core v44.0's own headers.
+ * The PABI number does not pin these layouts: it names a generation of
+ * them, and libibverbs has changed layouts inside one (PABI 34 spans
+ * releases 34 to 56 and its op table grew at v36; v62 inserted ops into
+ * PABI 59's table). A build is therefore for one release: this file holds
+ * what every supported release shares (the op table marks the members a
+ * later generation added), pabi-v<PABI>.h what one generation has of its
+ * own (command wrappers whose parameters changed), pabi_layout.c the sizes
+ * and offsets measured on each release's own headers, and siw2.c refuses, at load time, a libibverbs of another
+ * release than the one it was built for. Supported: rdma-core 39 to 56
+ * (PABI 34), 59 to 61 (PABI 59) and 64 (PABI 64).
  *
  * Return convention of every ibv_cmd_*() below: 0, or a positive errno
  * value; errno itself is not reliably set.
@@ -33,14 +38,12 @@
 
 #include <rdma/ib_user_verbs.h>
 
-#define PABI_VERSION 34
-
 /* The library's objects are embedded in the provider's; this gets back. */
 #define pabi_container_of(ptr, type, member)				\
 	((type *)((char *)(ptr) - offsetof(type, member)))
 
 /* ---------------------------------------------------------------------------
- * Core objects the library and provider share by layout (v44 driver.h).
+ * Core objects the library and provider share by layout (driver.h).
  * ---------------------------------------------------------------------------
  */
 
@@ -111,7 +114,7 @@ struct verbs_cq {
 };
 
 /* ---------------------------------------------------------------------------
- * Device discovery and registration (v44 driver.h).
+ * Device discovery and registration (driver.h).
  * ---------------------------------------------------------------------------
  */
 
@@ -175,7 +178,7 @@ struct verbs_device;
  * device name, then modalias), then match_device() if set, which has the
  * final word; then abi_ver is checked against [min, max].
  *
- * Pitfall in v44: for a device with a known rdma_driver_id, the library
+ * Pitfall (v44, and still in v64): for a device with a known rdma_driver_id, the library
  * walks every registered provider's match_table without a NULL check, so a
  * provider must always supply a table, if only a lone sentinel.
  */
@@ -218,165 +221,11 @@ static inline struct verbs_device *pabi_verbs_device(struct ibv_device *dev)
 	return pabi_container_of(dev, struct verbs_device, device);
 }
 
-/*
- * The symbol carries the PABI number so that a provider for another PABI
- * fails at dlopen() with an unresolved symbol.
- */
-void verbs_register_driver_34(const struct verbs_device_ops *ops);
-
-/*
- * Registers @ops when the provider is dlopen()ed. Providers also export a
- * verbs_provider_<name> alias for static linking into libibverbs; a
- * dlopen()-only provider has no use for it.
- */
-#define PABI_PROVIDER_DRIVER(ops)					\
-	static void __attribute__((constructor)) pabi_register_##ops(void) \
-	{								\
-		verbs_register_driver_34(&(ops));			\
-	}
-
 /* ---------------------------------------------------------------------------
- * Context (v44 driver.h; struct verbs_context itself is public, verbs.h).
+ * Context (driver.h; struct verbs_context itself is public, verbs.h).
  * ---------------------------------------------------------------------------
  */
 
-/*
- * Every verb a provider can implement. verbs_set_ops() copies this member
- * by member into the library's private table, so declaration order and
- * types must be exactly v44's (alphabetical there). A NULL member keeps the
- * library's stub, which fails with EOPNOTSUPP (returned or in errno, per
- * the verb's convention); the free_context stub does nothing, so every
- * provider sets free_context.
- */
-struct verbs_context_ops {
-	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
-			 uint32_t flags, struct ibv_sge *sg_list,
-			 uint32_t num_sges);
-	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
-				   struct ibv_alloc_dm_attr *attr);
-	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
-	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
-	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *context,
-					      struct ibv_parent_domain_init_attr *attr);
-	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-	struct ibv_td *(*alloc_td)(struct ibv_context *context,
-				   struct ibv_td_init_attr *init_attr);
-	void (*async_event)(struct ibv_context *context,
-			    struct ibv_async_event *event);
-	int (*attach_counters_point_flow)(struct ibv_counters *counters,
-					  struct ibv_counter_attach_attr *attr,
-					  struct ibv_flow *flow);
-	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
-			    uint16_t lid);
-	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
-		       struct ibv_mw_bind *mw_bind);
-	int (*close_xrcd)(struct ibv_xrcd *xrcd);
-	void (*cq_event)(struct ibv_cq *cq);
-	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
-	struct ibv_counters *(*create_counters)(struct ibv_context *context,
-						struct ibv_counters_init_attr *init_attr);
-	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
-				    struct ibv_comp_channel *channel,
-				    int comp_vector);
-	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
-					  struct ibv_cq_init_attr_ex *init_attr);
-	struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
-					struct ibv_flow_attr *flow_attr);
-	struct ibv_flow_action *(*create_flow_action_esp)(struct ibv_context *context,
-							  struct ibv_flow_action_esp_attr *attr);
-	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
-				    struct ibv_qp_init_attr *attr);
-	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
-				       struct ibv_qp_init_attr_ex *qp_init_attr_ex);
-	struct ibv_rwq_ind_table *(*create_rwq_ind_table)
-		(struct ibv_context *context,
-		 struct ibv_rwq_ind_table_init_attr *init_attr);
-	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
-				      struct ibv_srq_init_attr *srq_init_attr);
-	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
-					 struct ibv_srq_init_attr_ex *srq_init_attr_ex);
-	struct ibv_wq *(*create_wq)(struct ibv_context *context,
-				    struct ibv_wq_init_attr *wq_init_attr);
-	int (*dealloc_mw)(struct ibv_mw *mw);
-	int (*dealloc_pd)(struct ibv_pd *pd);
-	int (*dealloc_td)(struct ibv_td *td);
-	int (*dereg_mr)(struct verbs_mr *vmr);
-	int (*destroy_ah)(struct ibv_ah *ah);
-	int (*destroy_counters)(struct ibv_counters *counters);
-	int (*destroy_cq)(struct ibv_cq *cq);
-	int (*destroy_flow)(struct ibv_flow *flow);
-	int (*destroy_flow_action)(struct ibv_flow_action *action);
-	int (*destroy_qp)(struct ibv_qp *qp);
-	int (*destroy_rwq_ind_table)(struct ibv_rwq_ind_table *rwq_ind_table);
-	int (*destroy_srq)(struct ibv_srq *srq);
-	int (*destroy_wq)(struct ibv_wq *wq);
-	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
-			    uint16_t lid);
-	void (*free_context)(struct ibv_context *context);
-	int (*free_dm)(struct ibv_dm *dm);
-	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
-	struct ibv_dm *(*import_dm)(struct ibv_context *context,
-				    uint32_t dm_handle);
-	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
-	struct ibv_pd *(*import_pd)(struct ibv_context *context,
-				    uint32_t pd_handle);
-	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
-	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
-				      struct ibv_flow_action_esp_attr *attr);
-	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
-			 int attr_mask);
-	int (*modify_qp_rate_limit)(struct ibv_qp *qp,
-				    struct ibv_qp_rate_limit_attr *attr);
-	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
-			  int srq_attr_mask);
-	int (*modify_wq)(struct ibv_wq *wq, struct ibv_wq_attr *wq_attr);
-	struct ibv_qp *(*open_qp)(struct ibv_context *context,
-				  struct ibv_qp_open_attr *attr);
-	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
-				      struct ibv_xrcd_init_attr *xrcd_init_attr);
-	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
-	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-			 struct ibv_recv_wr **bad_wr);
-	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			 struct ibv_send_wr **bad_wr);
-	int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op,
-			    struct ibv_ops_wr **bad_op);
-	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
-			     struct ibv_recv_wr **bad_recv_wr);
-	int (*query_device_ex)(struct ibv_context *context,
-			       const struct ibv_query_device_ex_input *input,
-			       struct ibv_device_attr_ex *attr,
-			       size_t attr_size);
-	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
-	int (*query_port)(struct ibv_context *context, uint8_t port_num,
-			  struct ibv_port_attr *port_attr);
-	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
-			int attr_mask, struct ibv_qp_init_attr *init_attr);
-	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
-				      uint32_t flags);
-	int (*query_rt_values)(struct ibv_context *context,
-			       struct ibv_values_ex *values);
-	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
-	int (*read_counters)(struct ibv_counters *counters,
-			     uint64_t *counters_value, uint32_t ncounters,
-			     uint32_t flags);
-	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
-				    uint64_t dm_offset, size_t length,
-				    unsigned int access);
-	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
-					size_t length, uint64_t iova, int fd,
-					int access);
-	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
-				 uint64_t hca_va, int access);
-	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
-			void *addr, size_t length, int access);
-	int (*resize_cq)(struct ibv_cq *cq, int cqe);
-	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
-	void (*unimport_dm)(struct ibv_dm *dm);
-	void (*unimport_mr)(struct ibv_mr *mr);
-	void (*unimport_pd)(struct ibv_pd *pd);
-};
 
 /*
  * Allocates @alloc_size zeroed bytes whose verbs_context sits at byte
@@ -403,6 +252,8 @@ void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
  */
 void verbs_uninit_context(struct verbs_context *context);
 
+struct verbs_context_ops;	/* below, after the generation's header */
+
 /* Installs every non-NULL member of @ops; may be called more than once. */
 void verbs_set_ops(struct verbs_context *vctx,
 		   const struct verbs_context_ops *ops);
@@ -412,7 +263,7 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 		   struct ibv_comp_channel *channel, void *cq_context);
 
 /* ---------------------------------------------------------------------------
- * Command buffers (v44 kern-abi.h).
+ * Command buffers (kern-abi.h).
  *
  * A command is the uverbs header followed by the kernel's core struct from
  * <rdma/ib_user_verbs.h> ("core_payload"). A provider with driver-private
@@ -471,16 +322,12 @@ PABI_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 		      #type ": driver part not packed after core part")
 
 /* ---------------------------------------------------------------------------
- * Command wrappers (v44 driver.h, implemented in libibverbs/cmd*.c).
+ * Command wrappers (driver.h, implemented in libibverbs/cmd*.c).
  * Driver data is optional: pass sizeof(core command/response) for none.
  * ---------------------------------------------------------------------------
  */
 
 /* Device and context */
-int ibv_cmd_get_context(struct verbs_context *context,
-			struct ibv_get_context *cmd, size_t cmd_size,
-			struct ib_uverbs_get_context_resp *resp,
-			size_t resp_size);
 /*
  * Query device: @resp/@resp_size may be NULL to use an internal buffer;
  * otherwise *@resp_size must be sizeof(*@resp) and returns the length the
@@ -514,12 +361,6 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
-int ibv_cmd_create_cq_ex(struct ibv_context *context,
-			 const struct ibv_cq_init_attr_ex *cq_attr,
-			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
-			 size_t cmd_size,
-			 struct ib_uverbs_ex_create_cq_resp *resp,
-			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
 		      size_t resp_size);
@@ -532,11 +373,6 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
 		      size_t resp_size);
-int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
-			  struct ibv_qp_init_attr_ex *qp_attr,
-			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
-			  struct ib_uverbs_ex_create_qp_resp *resp,
-			  size_t resp_size);
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
@@ -563,5 +399,214 @@ int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_cmd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
+
+/* ---------------------------------------------------------------------------
+ * What differs between generations, and the registration entry point.
+ * ---------------------------------------------------------------------------
+ */
+
+#ifndef SIW2_RDMA_CORE
+#error "SIW2_RDMA_CORE (the rdma-core release, e.g. 44) is set by the Makefile"
+#elif SIW2_RDMA_CORE >= 39 && SIW2_RDMA_CORE <= 56
+#include "pabi-v34.h"
+#elif SIW2_RDMA_CORE >= 59 && SIW2_RDMA_CORE <= 61
+#include "pabi-v59.h"
+#elif SIW2_RDMA_CORE == 64
+#include "pabi-v64.h"
+#else
+#error "libsiw2 supports rdma-core 39 to 56, 59 to 61 and 64"
+#endif
+
+/*
+ * Every verb a provider can implement, in the order of the release's
+ * driver.h (alphabetical there). verbs_set_ops() copies the table member
+ * by member into the library's private one, so order and types must be
+ * exactly the release's: members that came with a later generation are
+ * marked with it, and pabi_layout.c pins every offset per generation. A
+ * NULL member keeps the library's stub, which fails with EOPNOTSUPP
+ * (returned or in errno, per the verb's convention); the free_context stub
+ * does nothing, so every provider sets free_context.
+ */
+struct verbs_context_ops {
+	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			 uint32_t flags, struct ibv_sge *sg_list,
+			 uint32_t num_sges);
+#if PABI_VERSION >= 64
+	void *(*alloc_buf)(struct ibv_pd *pd, size_t size,
+			   struct ibv_buf **buf);
+#endif
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
+				   struct ibv_alloc_dm_attr *attr);
+#if PABI_VERSION >= 59
+	struct ibv_dmah *(*alloc_dmah)(struct ibv_context *context,
+				       struct ibv_dmah_init_attr *attr);
+#endif
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
+	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *context,
+					      struct ibv_parent_domain_init_attr *attr);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	struct ibv_td *(*alloc_td)(struct ibv_context *context,
+				   struct ibv_td_init_attr *init_attr);
+	void (*async_event)(struct ibv_context *context,
+			    struct ibv_async_event *event);
+	int (*attach_counters_point_flow)(struct ibv_counters *counters,
+					  struct ibv_counter_attach_attr *attr,
+					  struct ibv_flow *flow);
+	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+		       struct ibv_mw_bind *mw_bind);
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	void (*cq_event)(struct ibv_cq *cq);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+	struct ibv_counters *(*create_counters)(struct ibv_context *context,
+						struct ibv_counters_init_attr *init_attr);
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector);
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+					  struct ibv_cq_init_attr_ex *init_attr);
+	struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
+					struct ibv_flow_attr *flow_attr);
+	struct ibv_flow_action *(*create_flow_action_esp)(struct ibv_context *context,
+							  struct ibv_flow_action_esp_attr *attr);
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr);
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *qp_init_attr_ex);
+	struct ibv_rwq_ind_table *(*create_rwq_ind_table)
+		(struct ibv_context *context,
+		 struct ibv_rwq_ind_table_init_attr *init_attr);
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
+				      struct ibv_srq_init_attr *srq_init_attr);
+	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
+					 struct ibv_srq_init_attr_ex *srq_init_attr_ex);
+	struct ibv_wq *(*create_wq)(struct ibv_context *context,
+				    struct ibv_wq_init_attr *wq_init_attr);
+#if PABI_VERSION >= 59
+	int (*dealloc_dmah)(struct ibv_dmah *dmah);
+#endif
+	int (*dealloc_mw)(struct ibv_mw *mw);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	int (*dealloc_td)(struct ibv_td *td);
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
+	int (*destroy_counters)(struct ibv_counters *counters);
+	int (*destroy_cq)(struct ibv_cq *cq);
+	int (*destroy_flow)(struct ibv_flow *flow);
+	int (*destroy_flow_action)(struct ibv_flow_action *action);
+	int (*destroy_qp)(struct ibv_qp *qp);
+	int (*destroy_rwq_ind_table)(struct ibv_rwq_ind_table *rwq_ind_table);
+	int (*destroy_srq)(struct ibv_srq *srq);
+	int (*destroy_wq)(struct ibv_wq *wq);
+	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+#if PABI_VERSION >= 64
+	int (*dm_export_dmabuf_fd)(struct ibv_dm *dm);
+	void (*free_buf)(struct ibv_buf *buf);
+#endif
+	void (*free_context)(struct ibv_context *context);
+	int (*free_dm)(struct ibv_dm *dm);
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	struct ibv_dm *(*import_dm)(struct ibv_context *context,
+				    uint32_t dm_handle);
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_pd *(*import_pd)(struct ibv_context *context,
+				    uint32_t pd_handle);
+	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
+				      struct ibv_flow_action_esp_attr *attr);
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask);
+	int (*modify_qp_rate_limit)(struct ibv_qp *qp,
+				    struct ibv_qp_rate_limit_attr *attr);
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+			  int srq_attr_mask);
+	int (*modify_wq)(struct ibv_wq *wq, struct ibv_wq_attr *wq_attr);
+	struct ibv_qp *(*open_qp)(struct ibv_context *context,
+				  struct ibv_qp_open_attr *attr);
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
+				      struct ibv_xrcd_init_attr *xrcd_init_attr);
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
+	int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op,
+			    struct ibv_ops_wr **bad_op);
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
+			     struct ibv_recv_wr **bad_recv_wr);
+	int (*query_device_ex)(struct ibv_context *context,
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr,
+			       size_t attr_size);
+	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+#if PABI_VERSION >= 64
+	int (*query_port_speed)(struct ibv_context *context, uint32_t port_num,
+				uint64_t *speed);
+#endif
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
+	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
+				      uint32_t flags);
+	int (*query_rt_values)(struct ibv_context *context,
+			       struct ibv_values_ex *values);
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+	int (*read_counters)(struct ibv_counters *counters,
+			     uint64_t *counters_value, uint32_t ncounters,
+			     uint32_t flags);
+	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
+				    uint64_t dm_offset, size_t length,
+				    unsigned int access);
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t length, uint64_t iova, int fd,
+					int access);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t hca_va, int access);
+#if PABI_VERSION >= 59
+	struct ibv_mr *(*reg_mr_ex)(struct ibv_pd *pd,
+				    struct ibv_mr_init_attr *mr_init_attr);
+#endif
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			void *addr, size_t length, int access);
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	void (*unimport_dm)(struct ibv_dm *dm);
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(struct ibv_pd *pd);
+};
+
+#define PABI_PASTE2(a, b) a##b
+#define PABI_PASTE(a, b) PABI_PASTE2(a, b)
+#define pabi_register_driver PABI_PASTE(verbs_register_driver_, PABI_VERSION)
+
+/*
+ * The symbol carries the PABI number, so a provider of another PABI fails
+ * at dlopen() with an unresolved symbol.
+ */
+void pabi_register_driver(const struct verbs_device_ops *ops);
+
+/*
+ * True if the libibverbs this process runs is the release libsiw2 was
+ * built for; otherwise says so on stderr (pabi.c).
+ */
+bool pabi_library_ok(void);
+
+/*
+ * Registers @ops when the provider is dlopen()ed, if libibverbs is the
+ * release it was built for.
+ * Providers also export a verbs_provider_<name> alias for static linking
+ * into libibverbs; a dlopen()-only provider has no use for it.
+ */
+#define PABI_PROVIDER_DRIVER(ops)					\
+	static void __attribute__((constructor)) pabi_register_##ops(void) \
+	{								\
+		if (pabi_library_ok())					\
+			pabi_register_driver(&(ops));			\
+	}
 
 #endif /* SIW2_PABI_H */

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Layout pins for pabi.h.
+ * Layout pins for pabi.h and pabi-v<PABI>.h.
  *
  * The numbers below were measured, not derived: a throwaway program built
- * against rdma-core v44.0's own driver.h and its generated kern-abi headers
- * printed offsetof()/sizeof() for every struct pabi.h re-declares, on
- * x86_64. Compiling this file re-checks pabi.h against them, so an edit
- * that reorders verbs_context_ops, drops a member, or lets a command struct
- * drift from the kernel uAPI header fails the build instead of corrupting
- * the library's op table or the uverbs command stream at run time.
+ * against each supported release's own driver.h and generated kern-abi
+ * headers (v39 to v56, v59 to v61, v64; x86_64) printed offsetof()/sizeof()
+ * for every struct pabi.h re-declares. Most are the same in every release
+ * and are pinned once; the op table is pinned per generation, and what
+ * moved inside a generation per release. Compiling this file re-checks
+ * pabi.h against them, so an edit that reorders verbs_context_ops, drops a
+ * member, or lets a command struct drift from the kernel uAPI header fails
+ * the build instead of corrupting the library's op table or the uverbs
+ * command stream at run time; tests/pabi-check.py checks the same pins
+ * against a release tree's headers.
  *
  * The file emits no code; it is a compile-time test only.
  */
@@ -16,18 +20,19 @@
 
 #define PABI_OFF(type, member, off)					\
 	static_assert(offsetof(struct type, member) == (off),		\
-		      "v44 layout: offset of " #type "." #member)
+		      "rdma-core layout: offset of " #type "." #member)
 #define PABI_SIZE(type, size)						\
 	static_assert(sizeof(struct type) == (size),			\
-		      "v44 layout: size of " #type)
+		      "rdma-core layout: size of " #type)
 
 static_assert(sizeof(void *) == 8 && sizeof(long) == 8,
 	      "the pinned numbers are for LP64 (x86_64)");
 
 /*
- * verbs_context_ops: 76 function pointers, in v44 order. The total size
- * catches an extra member, the offsets a missing or misplaced one.
+ * verbs_context_ops, per generation. The total size catches an extra
+ * member, the offsets a missing or misplaced one.
  */
+#if PABI_VERSION == 34
 PABI_OFF(verbs_context_ops, advise_mr, 0);
 PABI_OFF(verbs_context_ops, alloc_dm, 8);
 PABI_OFF(verbs_context_ops, alloc_mw, 16);
@@ -105,6 +110,173 @@ PABI_OFF(verbs_context_ops, unimport_dm, 584);
 PABI_OFF(verbs_context_ops, unimport_mr, 592);
 PABI_OFF(verbs_context_ops, unimport_pd, 600);
 PABI_SIZE(verbs_context_ops, 608);
+#elif PABI_VERSION == 59
+PABI_OFF(verbs_context_ops, advise_mr, 0);
+PABI_OFF(verbs_context_ops, alloc_dm, 8);
+PABI_OFF(verbs_context_ops, alloc_dmah, 16);
+PABI_OFF(verbs_context_ops, alloc_mw, 24);
+PABI_OFF(verbs_context_ops, alloc_null_mr, 32);
+PABI_OFF(verbs_context_ops, alloc_parent_domain, 40);
+PABI_OFF(verbs_context_ops, alloc_pd, 48);
+PABI_OFF(verbs_context_ops, alloc_td, 56);
+PABI_OFF(verbs_context_ops, async_event, 64);
+PABI_OFF(verbs_context_ops, attach_counters_point_flow, 72);
+PABI_OFF(verbs_context_ops, attach_mcast, 80);
+PABI_OFF(verbs_context_ops, bind_mw, 88);
+PABI_OFF(verbs_context_ops, close_xrcd, 96);
+PABI_OFF(verbs_context_ops, cq_event, 104);
+PABI_OFF(verbs_context_ops, create_ah, 112);
+PABI_OFF(verbs_context_ops, create_counters, 120);
+PABI_OFF(verbs_context_ops, create_cq, 128);
+PABI_OFF(verbs_context_ops, create_cq_ex, 136);
+PABI_OFF(verbs_context_ops, create_flow, 144);
+PABI_OFF(verbs_context_ops, create_flow_action_esp, 152);
+PABI_OFF(verbs_context_ops, create_qp, 160);
+PABI_OFF(verbs_context_ops, create_qp_ex, 168);
+PABI_OFF(verbs_context_ops, create_rwq_ind_table, 176);
+PABI_OFF(verbs_context_ops, create_srq, 184);
+PABI_OFF(verbs_context_ops, create_srq_ex, 192);
+PABI_OFF(verbs_context_ops, create_wq, 200);
+PABI_OFF(verbs_context_ops, dealloc_dmah, 208);
+PABI_OFF(verbs_context_ops, dealloc_mw, 216);
+PABI_OFF(verbs_context_ops, dealloc_pd, 224);
+PABI_OFF(verbs_context_ops, dealloc_td, 232);
+PABI_OFF(verbs_context_ops, dereg_mr, 240);
+PABI_OFF(verbs_context_ops, destroy_ah, 248);
+PABI_OFF(verbs_context_ops, destroy_counters, 256);
+PABI_OFF(verbs_context_ops, destroy_cq, 264);
+PABI_OFF(verbs_context_ops, destroy_flow, 272);
+PABI_OFF(verbs_context_ops, destroy_flow_action, 280);
+PABI_OFF(verbs_context_ops, destroy_qp, 288);
+PABI_OFF(verbs_context_ops, destroy_rwq_ind_table, 296);
+PABI_OFF(verbs_context_ops, destroy_srq, 304);
+PABI_OFF(verbs_context_ops, destroy_wq, 312);
+PABI_OFF(verbs_context_ops, detach_mcast, 320);
+PABI_OFF(verbs_context_ops, free_context, 328);
+PABI_OFF(verbs_context_ops, free_dm, 336);
+PABI_OFF(verbs_context_ops, get_srq_num, 344);
+PABI_OFF(verbs_context_ops, import_dm, 352);
+PABI_OFF(verbs_context_ops, import_mr, 360);
+PABI_OFF(verbs_context_ops, import_pd, 368);
+PABI_OFF(verbs_context_ops, modify_cq, 376);
+PABI_OFF(verbs_context_ops, modify_flow_action_esp, 384);
+PABI_OFF(verbs_context_ops, modify_qp, 392);
+PABI_OFF(verbs_context_ops, modify_qp_rate_limit, 400);
+PABI_OFF(verbs_context_ops, modify_srq, 408);
+PABI_OFF(verbs_context_ops, modify_wq, 416);
+PABI_OFF(verbs_context_ops, open_qp, 424);
+PABI_OFF(verbs_context_ops, open_xrcd, 432);
+PABI_OFF(verbs_context_ops, poll_cq, 440);
+PABI_OFF(verbs_context_ops, post_recv, 448);
+PABI_OFF(verbs_context_ops, post_send, 456);
+PABI_OFF(verbs_context_ops, post_srq_ops, 464);
+PABI_OFF(verbs_context_ops, post_srq_recv, 472);
+PABI_OFF(verbs_context_ops, query_device_ex, 480);
+PABI_OFF(verbs_context_ops, query_ece, 488);
+PABI_OFF(verbs_context_ops, query_port, 496);
+PABI_OFF(verbs_context_ops, query_qp, 504);
+PABI_OFF(verbs_context_ops, query_qp_data_in_order, 512);
+PABI_OFF(verbs_context_ops, query_rt_values, 520);
+PABI_OFF(verbs_context_ops, query_srq, 528);
+PABI_OFF(verbs_context_ops, read_counters, 536);
+PABI_OFF(verbs_context_ops, reg_dm_mr, 544);
+PABI_OFF(verbs_context_ops, reg_dmabuf_mr, 552);
+PABI_OFF(verbs_context_ops, reg_mr, 560);
+PABI_OFF(verbs_context_ops, reg_mr_ex, 568);
+PABI_OFF(verbs_context_ops, req_notify_cq, 576);
+PABI_OFF(verbs_context_ops, rereg_mr, 584);
+PABI_OFF(verbs_context_ops, resize_cq, 592);
+PABI_OFF(verbs_context_ops, set_ece, 600);
+PABI_OFF(verbs_context_ops, unimport_dm, 608);
+PABI_OFF(verbs_context_ops, unimport_mr, 616);
+PABI_OFF(verbs_context_ops, unimport_pd, 624);
+PABI_SIZE(verbs_context_ops, 632);
+#elif PABI_VERSION == 64
+PABI_OFF(verbs_context_ops, advise_mr, 0);
+PABI_OFF(verbs_context_ops, alloc_buf, 8);
+PABI_OFF(verbs_context_ops, alloc_dm, 16);
+PABI_OFF(verbs_context_ops, alloc_dmah, 24);
+PABI_OFF(verbs_context_ops, alloc_mw, 32);
+PABI_OFF(verbs_context_ops, alloc_null_mr, 40);
+PABI_OFF(verbs_context_ops, alloc_parent_domain, 48);
+PABI_OFF(verbs_context_ops, alloc_pd, 56);
+PABI_OFF(verbs_context_ops, alloc_td, 64);
+PABI_OFF(verbs_context_ops, async_event, 72);
+PABI_OFF(verbs_context_ops, attach_counters_point_flow, 80);
+PABI_OFF(verbs_context_ops, attach_mcast, 88);
+PABI_OFF(verbs_context_ops, bind_mw, 96);
+PABI_OFF(verbs_context_ops, close_xrcd, 104);
+PABI_OFF(verbs_context_ops, cq_event, 112);
+PABI_OFF(verbs_context_ops, create_ah, 120);
+PABI_OFF(verbs_context_ops, create_counters, 128);
+PABI_OFF(verbs_context_ops, create_cq, 136);
+PABI_OFF(verbs_context_ops, create_cq_ex, 144);
+PABI_OFF(verbs_context_ops, create_flow, 152);
+PABI_OFF(verbs_context_ops, create_flow_action_esp, 160);
+PABI_OFF(verbs_context_ops, create_qp, 168);
+PABI_OFF(verbs_context_ops, create_qp_ex, 176);
+PABI_OFF(verbs_context_ops, create_rwq_ind_table, 184);
+PABI_OFF(verbs_context_ops, create_srq, 192);
+PABI_OFF(verbs_context_ops, create_srq_ex, 200);
+PABI_OFF(verbs_context_ops, create_wq, 208);
+PABI_OFF(verbs_context_ops, dealloc_dmah, 216);
+PABI_OFF(verbs_context_ops, dealloc_mw, 224);
+PABI_OFF(verbs_context_ops, dealloc_pd, 232);
+PABI_OFF(verbs_context_ops, dealloc_td, 240);
+PABI_OFF(verbs_context_ops, dereg_mr, 248);
+PABI_OFF(verbs_context_ops, destroy_ah, 256);
+PABI_OFF(verbs_context_ops, destroy_counters, 264);
+PABI_OFF(verbs_context_ops, destroy_cq, 272);
+PABI_OFF(verbs_context_ops, destroy_flow, 280);
+PABI_OFF(verbs_context_ops, destroy_flow_action, 288);
+PABI_OFF(verbs_context_ops, destroy_qp, 296);
+PABI_OFF(verbs_context_ops, destroy_rwq_ind_table, 304);
+PABI_OFF(verbs_context_ops, destroy_srq, 312);
+PABI_OFF(verbs_context_ops, destroy_wq, 320);
+PABI_OFF(verbs_context_ops, detach_mcast, 328);
+PABI_OFF(verbs_context_ops, dm_export_dmabuf_fd, 336);
+PABI_OFF(verbs_context_ops, free_buf, 344);
+PABI_OFF(verbs_context_ops, free_context, 352);
+PABI_OFF(verbs_context_ops, free_dm, 360);
+PABI_OFF(verbs_context_ops, get_srq_num, 368);
+PABI_OFF(verbs_context_ops, import_dm, 376);
+PABI_OFF(verbs_context_ops, import_mr, 384);
+PABI_OFF(verbs_context_ops, import_pd, 392);
+PABI_OFF(verbs_context_ops, modify_cq, 400);
+PABI_OFF(verbs_context_ops, modify_flow_action_esp, 408);
+PABI_OFF(verbs_context_ops, modify_qp, 416);
+PABI_OFF(verbs_context_ops, modify_qp_rate_limit, 424);
+PABI_OFF(verbs_context_ops, modify_srq, 432);
+PABI_OFF(verbs_context_ops, modify_wq, 440);
+PABI_OFF(verbs_context_ops, open_qp, 448);
+PABI_OFF(verbs_context_ops, open_xrcd, 456);
+PABI_OFF(verbs_context_ops, poll_cq, 464);
+PABI_OFF(verbs_context_ops, post_recv, 472);
+PABI_OFF(verbs_context_ops, post_send, 480);
+PABI_OFF(verbs_context_ops, post_srq_ops, 488);
+PABI_OFF(verbs_context_ops, post_srq_recv, 496);
+PABI_OFF(verbs_context_ops, query_device_ex, 504);
+PABI_OFF(verbs_context_ops, query_ece, 512);
+PABI_OFF(verbs_context_ops, query_port, 520);
+PABI_OFF(verbs_context_ops, query_port_speed, 528);
+PABI_OFF(verbs_context_ops, query_qp, 536);
+PABI_OFF(verbs_context_ops, query_qp_data_in_order, 544);
+PABI_OFF(verbs_context_ops, query_rt_values, 552);
+PABI_OFF(verbs_context_ops, query_srq, 560);
+PABI_OFF(verbs_context_ops, read_counters, 568);
+PABI_OFF(verbs_context_ops, reg_dm_mr, 576);
+PABI_OFF(verbs_context_ops, reg_dmabuf_mr, 584);
+PABI_OFF(verbs_context_ops, reg_mr, 592);
+PABI_OFF(verbs_context_ops, reg_mr_ex, 600);
+PABI_OFF(verbs_context_ops, req_notify_cq, 608);
+PABI_OFF(verbs_context_ops, rereg_mr, 616);
+PABI_OFF(verbs_context_ops, resize_cq, 624);
+PABI_OFF(verbs_context_ops, set_ece, 632);
+PABI_OFF(verbs_context_ops, unimport_dm, 640);
+PABI_OFF(verbs_context_ops, unimport_mr, 648);
+PABI_OFF(verbs_context_ops, unimport_pd, 656);
+PABI_SIZE(verbs_context_ops, 664);
+#endif
 
 /* verbs_device_ops */
 PABI_OFF(verbs_device_ops, name, 0);
@@ -178,9 +350,20 @@ PABI_SIZE(verbs_srq, 160);
 /* verbs_qp */
 PABI_OFF(verbs_qp, qp, 0);
 PABI_OFF(verbs_qp, qp_ex, 0);
+/* ibv_qp_ex (public, verbs.h) grew in v44 and again in v45. */
+#if SIW2_RDMA_CORE < 44
+PABI_OFF(verbs_qp, comp_mask, 344);
+PABI_OFF(verbs_qp, xrcd, 352);
+PABI_SIZE(verbs_qp, 360);
+#elif SIW2_RDMA_CORE == 44
 PABI_OFF(verbs_qp, comp_mask, 352);
 PABI_OFF(verbs_qp, xrcd, 360);
 PABI_SIZE(verbs_qp, 368);
+#else
+PABI_OFF(verbs_qp, comp_mask, 360);
+PABI_OFF(verbs_qp, xrcd, 368);
+PABI_SIZE(verbs_qp, 376);
+#endif
 
 /* verbs_cq */
 PABI_OFF(verbs_cq, cq, 0);
@@ -219,7 +402,14 @@ PABI_SIZE(ib_uverbs_ex_create_qp_resp, 40);
 PABI_SIZE(ib_uverbs_create_srq_resp, 16);
 
 /*
- * Public in verbs.h, pinned anyway: siw2's context embeds it, and a
- * libibverbs-dev from another release would silently change it.
+ * Public in verbs.h, pinned anyway: siw2's context embeds it, and it grows
+ * towards lower addresses (new members go first), so a provider built for
+ * a smaller one would have the library write below its context.
  */
+#if SIW2_RDMA_CORE <= 56
 PABI_SIZE(verbs_context, 648);
+#elif SIW2_RDMA_CORE <= 61
+PABI_SIZE(verbs_context, 672);
+#else
+PABI_SIZE(verbs_context, 696);
+#endif

@@ -84,8 +84,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 			goto err_rq_lock;
 	}
 
-	err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
-				    &resp.ibv_resp, sizeof(resp));
+	err = PABI_CMD_CREATE_QP_EX2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+				     &resp.ibv_resp, sizeof(resp));
 	if (err)
 		goto err_rq_lock;
 	/* ibv_qp_to_qp_ex() hands out qp_ex only with this bit. */

@@ -16,9 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rdma/ib_user_ioctl_verbs.h>
-
 #include "siw2.h"
+
+/* After siw2.h: verbs.h must define RDMA_UAPI_PTR first. */
+#include <rdma/ib_user_ioctl_verbs.h>
 
 /*
  * GET_CONTEXT's response with siw2's part after the core part; the kernel
@@ -204,8 +205,8 @@ static struct verbs_context *alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 
-	err = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd),
-				  &resp.ibv_resp, sizeof(resp));
+	err = PABI_CMD_GET_CONTEXT(&ctx->vctx, &cmd, sizeof(cmd),
+				   &resp.ibv_resp, sizeof(resp));
 	if (err)
 		goto err_uninit;
 

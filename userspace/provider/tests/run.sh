@@ -8,15 +8,26 @@
 # mount namespace puts a tmpfs over /dev for /dev/infiniband/uverbsN).
 #
 # Usage: tests/run.sh    (from userspace/provider, after make check's build)
+#
+# O is the build directory (make's O, default .); RDMA_CORE_LIB, when set,
+# the build/lib of the rdma-core release the provider was built for, put
+# in front of the system's libibverbs. FOREIGN_LIB, when set, the build/lib
+# of a release the provider was not built for: test 7 checks that the
+# provider does not register there.
 
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-prov=$(dirname "$here")
+src=$(dirname "$here")
+case ${O:-.} in /*) prov=$O ;; *) prov=$(cd "$src/${O:-.}" && pwd) ;; esac
+bin=$prov/tests
+# The release's own ibv_devices and ibv_devinfo: ibv_devinfo uses the
+# private ABI, so the system's runs only with the system's libibverbs.
+tools=${RDMA_CORE_LIB:+$RDMA_CORE_LIB/../bin/}
 abi=$(sed -n 's/^#define SIW2_ABI_VERSION \([0-9]*\).*/\1/p' \
-	"$prov/../../include/uapi/rdma/siw2-abi.h")
+	"$src/../../include/uapi/rdma/siw2-abi.h")
 attr=$(sed -n 's/^#define SIW2_SYSFS_ABI_ATTR "\(.*\)"/\1/p' \
-	"$prov/../../include/uapi/rdma/siw2-abi.h")
+	"$src/../../include/uapi/rdma/siw2-abi.h")
 
 if [ "$(id -u)" != 0 ]; then
 	echo "run.sh: needs root (unshare -m, mknod); skipped" >&2
@@ -66,12 +77,13 @@ fail() { echo "FAIL: $1"; sed 's/^/    /' "$tmp/out" "$tmp/err"; fails=$((fails 
 # ns CMD...: run CMD in the namespace with the fake sysfs and libsiw2
 ns() {
 	env SYSFS_PATH="$sys" RDMAV_DRIVERS="$prov/libsiw2" \
+	    ${RDMA_CORE_LIB:+LD_LIBRARY_PATH="$RDMA_CORE_LIB"} \
 	    FAKE_UVERBS_RDEV=1:5 \
 	    unshare -m sh "$tmp/inner.sh" "$@" > "$tmp/out" 2> "$tmp/err"
 }
 
 # 1. dlopen, registration, matching
-if ns ibv_devices &&
+if ns "${tools}ibv_devices" &&
    grep -q '^ *siw2_0 ' "$tmp/out" &&
    ! grep -q 'siw2_1\|other0' "$tmp/out" &&
    grep -q "libsiw2: siw2_1: kernel siw2 ABI version '$((abi + 6))', provider ABI version $abi" "$tmp/err" &&
@@ -83,21 +95,21 @@ else
 fi
 
 # 2. context, queries, PD, an unimplemented verb
-if ns env LD_PRELOAD="$here/fake_uverbs.so" "$here/smoke" siw2_0 ok; then
+if ns env LD_PRELOAD="$bin/fake_uverbs.so" "$bin/smoke" siw2_0 ok; then
 	pass "open, query_device_ex, query_port, alloc/dealloc_pd, EOPNOTSUPP"
 else
 	fail "smoke ok"
 fi
 
 # 3. CQ, QP, SRQ, MR and the ring data path against the fake kernel
-if ns env LD_PRELOAD="$here/fake_uverbs.so" "$here/smoke" siw2_0 verbs; then
+if ns env LD_PRELOAD="$bin/fake_uverbs.so" "$bin/smoke" siw2_0 verbs; then
 	pass "CQ/QP/SRQ/MR verbs, rings, doorbells, flush; ibv_create_cq_ex polling, ibv_wr_* batches and refusals"
 else
 	fail "smoke verbs"
 fi
 
 # 4. ibv_devinfo end to end
-if ns env LD_PRELOAD="$here/fake_uverbs.so" ibv_devinfo -d siw2_0 &&
+if ns env LD_PRELOAD="$bin/fake_uverbs.so" "${tools}ibv_devinfo" -d siw2_0 &&
    grep -q 'transport:.*iWARP' "$tmp/out" &&
    grep -q 'fw_ver:.*1\.2\.3' "$tmp/out" &&
    grep -q 'state:.*PORT_ACTIVE' "$tmp/out"; then
@@ -107,8 +119,8 @@ else
 fi
 
 # 5. kernel reports another ABI version in GET_CONTEXT
-if ns env LD_PRELOAD="$here/fake_uverbs.so" FAKE_SIW2_ABI=9 \
-	"$here/smoke" siw2_0 eproto &&
+if ns env LD_PRELOAD="$bin/fake_uverbs.so" FAKE_SIW2_ABI=9 \
+	"$bin/smoke" siw2_0 eproto &&
    grep -q "kernel siw2 ABI version 9, provider ABI version $abi; not opening" "$tmp/err"; then
 	pass "GET_CONTEXT ABI mismatch refused"
 else
@@ -116,12 +128,27 @@ else
 fi
 
 # 6. kernel without siw2's GET_CONTEXT part
-if ns env LD_PRELOAD="$here/fake_uverbs.so" FAKE_SIW2_NO_UDATA=1 \
-	"$here/smoke" siw2_0 eproto &&
+if ns env LD_PRELOAD="$bin/fake_uverbs.so" FAKE_SIW2_NO_UDATA=1 \
+	"$bin/smoke" siw2_0 eproto &&
    grep -q "kernel siw2 ABI version 0," "$tmp/err"; then
 	pass "GET_CONTEXT without driver data refused"
 else
 	fail "GET_CONTEXT without driver data"
+fi
+
+# 7. libibverbs of another release: same PABI, the provider's own check
+# refuses; another PABI, libibverbs finds no lib<name>-rdmav<PABI>.so.
+if [ -n "${FOREIGN_LIB:-}" ]; then
+	if env SYSFS_PATH="$sys" RDMAV_DRIVERS="$prov/libsiw2" \
+	       LD_LIBRARY_PATH="$FOREIGN_LIB" FAKE_UVERBS_RDEV=1:5 \
+	       unshare -m sh "$tmp/inner.sh" "$FOREIGN_LIB/../bin/ibv_devices" \
+	       > "$tmp/out" 2> "$tmp/err" &&
+	   ! grep -q 'siw2_0' "$tmp/out" &&
+	   grep -q "libsiw2: built for rdma-core [0-9]* (PABI [0-9]*), but libibverbs is .*; not registering\|couldn't load driver '$prov/libsiw2-rdmav" "$tmp/err"; then
+		pass "not registered with libibverbs of another release ($(sed -n 's/.*libsiw2: built for \(rdma-core [0-9]*\).*/\1, refused by libsiw2/p; s/.*couldn.t load driver.*/other PABI, not loaded by libibverbs/p' "$tmp/err" | head -n 1))"
+	else
+		fail "another release's libibverbs"
+	fi
 fi
 
 [ "$fails" = 0 ] || { echo "$fails test(s) failed"; exit 1; }
