@@ -3,10 +3,10 @@
  * Private ABI generation 64: rdma-core 64. Included by pabi.h only; see
  * pabi-v34.h for what these files hold.
  *
- * Against generation 59 (v62 added two of them, dm_export_dmabuf_fd and query_port_speed, without renaming the PABI): four ops
- * (alloc_buf, dm_export_dmabuf_fd, free_buf, query_port_speed) and a
- * driver command-buffer link for ibv_cmd_create_qp_ex2(), which libsiw2
- * does not use.
+ * Against generation 59: four ops (alloc_buf, dm_export_dmabuf_fd,
+ * free_buf, query_port_speed; v62 had already added the second and the
+ * fourth without renaming the PABI) and a driver command-buffer link for
+ * ibv_cmd_create_qp_ex2(), which libsiw2 does not use.
  */
 #ifndef SIW2_PABI_GEN_H
 #define SIW2_PABI_GEN_H
