@@ -14,7 +14,7 @@
  *   active:  IDLE -> CONNECTING -> AWAIT_REPLY -> ATTACHED -> DEAD
  *   passive: IDLE -> AWAIT_REQUEST -> AWAIT_ULP -> ATTACHED -> DEAD
  *
- * and DEAD from any state. Every wait has a timer (module parameters below):
+ * and DEAD from any state. Every wait has a timer (the device's settings):
  * the TCP handshake, the Reply, the Request, and the ULP's answer to a
  * connect request, bounded by the Reply timeout since a peer like siw2
  * gives up after that anyway.
@@ -66,70 +66,6 @@
 #include "llp.h"
 #include "mpa.h"
 #include "rdmap.h"
-
-/*
- * Module-wide MPA and timeout settings, read when a connection starts.
- * Documentation/admin-guide.md describes them.
- */
-static unsigned int mpa_rev = SIW2_MPA_REV_2;
-static bool mpa_crc = true;
-static bool mpa_markers;
-static bool mpa_p2p = true;
-static bool mpa_large_fpdu;
-static unsigned int mpa_rtr = SIW2_MPA_RTR_ALL;
-static unsigned int tcp_timeout_ms = 10000;
-static unsigned int mpa_request_timeout_ms = 10000;
-static unsigned int mpa_reply_timeout_ms = 20000;
-
-static int set_rev(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, SIW2_MPA_REV_1, SIW2_MPA_REV_2);
-}
-
-static int set_rtr(const char *val, const struct kernel_param *kp)
-{
-	/* RFC 6581 9.2: an enhanced responder offers at least one RTR. */
-	return param_set_uint_minmax(val, kp, 1, SIW2_MPA_RTR_ALL);
-}
-
-static int set_ms(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 100, 600000);
-}
-
-static const struct kernel_param_ops rev_ops = {
-	.set = set_rev,
-	.get = param_get_uint,
-};
-
-static const struct kernel_param_ops rtr_ops = {
-	.set = set_rtr,
-	.get = param_get_uint,
-};
-
-static const struct kernel_param_ops ms_ops = {
-	.set = set_ms,
-	.get = param_get_uint,
-};
-
-module_param_cb(mpa_rev, &rev_ops, &mpa_rev, 0644);
-MODULE_PARM_DESC(mpa_rev, "MPA revision requested, highest accepted (1 or 2 = RFC 6581; default 2)");
-module_param(mpa_crc, bool, 0644);
-MODULE_PARM_DESC(mpa_crc, "Ask for MPA CRCs (default on, RFC 5044 4.4)");
-module_param(mpa_markers, bool, 0644);
-MODULE_PARM_DESC(mpa_markers, "Ask for MPA Markers (default off)");
-module_param(mpa_p2p, bool, 0644);
-MODULE_PARM_DESC(mpa_p2p, "Initiator: request the RFC 6581 peer-to-peer RTR, so that the responder may send first (default on; a responder answers what it is asked)");
-module_param(mpa_large_fpdu, bool, 0644);
-MODULE_PARM_DESC(mpa_large_fpdu, "Offer, and with a peer that offers it too use, FPDUs larger than a TCP segment (not RFC 5044; default off)");
-module_param_cb(mpa_rtr, &rtr_ops, &mpa_rtr, 0644);
-MODULE_PARM_DESC(mpa_rtr, "RTR types offered or accepted: 1 Send, 2 Write, 4 Read (default 7)");
-module_param_cb(tcp_timeout_ms, &ms_ops, &tcp_timeout_ms, 0644);
-MODULE_PARM_DESC(tcp_timeout_ms, "TCP connect timeout (default 10000)");
-module_param_cb(mpa_request_timeout_ms, &ms_ops, &mpa_request_timeout_ms, 0644);
-MODULE_PARM_DESC(mpa_request_timeout_ms, "Wait for an MPA Request after a TCP accept (default 10000)");
-module_param_cb(mpa_reply_timeout_ms, &ms_ops, &mpa_reply_timeout_ms, 0644);
-MODULE_PARM_DESC(mpa_reply_timeout_ms, "Wait for an MPA Reply, and for the ULP to answer a request (default 20000)");
 
 /**
  * siw2_cm_port_reserved() - iwpmd moved @id to a port of its own
@@ -197,6 +133,7 @@ enum cep_state {
  * @tx: an MPA frame (or a Terminate FPDU) being sent
  * @rx: receive buffer
  * @mpa: the MPA startup state machine
+ * @conf: the device's settings when the cep was made; fixed
  */
 struct siw2_cep {
 	struct kref ref;
@@ -233,6 +170,7 @@ struct siw2_cep {
 	u8 tx[SIW2_MPA_FRAME_MAX];
 	u8 rx[SIW2_MPA_FRAME_MAX];
 	struct siw2_mpa_cm mpa;
+	struct siw2_conf conf;
 };
 
 static struct workqueue_struct *cm_wq;
@@ -330,7 +268,8 @@ static void cep_disarm(struct siw2_cep *cep)
 static void cep_work(struct work_struct *work);
 static void cep_timeout(struct work_struct *work);
 
-static struct siw2_cep *cep_alloc(struct siw2_device *sdev, struct net *net)
+static struct siw2_cep *cep_alloc(struct siw2_device *sdev, struct net *net,
+				  const struct siw2_conf *conf)
 {
 	struct siw2_cep *cep;
 
@@ -344,6 +283,7 @@ static struct siw2_cep *cep_alloc(struct siw2_device *sdev, struct net *net)
 	INIT_LIST_HEAD(&cep->pending);
 	cep->cb.notify = cep_notify;
 	cep->sdev = sdev;
+	cep->conf = *conf;
 	cep->net = get_net(net);
 	cep->tos = -1;
 	spin_lock(&ceps_lock);
@@ -399,16 +339,17 @@ static void cep_finish(struct siw2_cep *cep, bool abortive)
 
 /* ---- MPA ---- */
 
-static void mpa_params(struct siw2_mpa_params *p, bool initiator, bool rev1)
+static void mpa_params(struct siw2_mpa_params *p, const struct siw2_conf *c,
+		       bool initiator, bool rev1)
 {
 	memset(p, 0, sizeof(*p));
-	p->rev = rev1 ? SIW2_MPA_REV_1 : READ_ONCE(mpa_rev);
-	p->crc = READ_ONCE(mpa_crc);
-	p->markers = READ_ONCE(mpa_markers);
-	p->large = READ_ONCE(mpa_large_fpdu);
-	p->rtr = READ_ONCE(mpa_rtr) & SIW2_MPA_RTR_ALL;
+	p->rev = rev1 ? SIW2_MPA_REV_1 : c->mpa_rev;
+	p->crc = c->mpa_crc;
+	p->markers = c->mpa_markers;
+	p->large = c->mpa_large_fpdu;
+	p->rtr = c->mpa_rtr & SIW2_MPA_RTR_ALL;
 	if (initiator) {
-		p->p2p = p->rev >= SIW2_MPA_REV_2 && READ_ONCE(mpa_p2p);
+		p->p2p = p->rev >= SIW2_MPA_REV_2 && c->mpa_p2p;
 		if (!p->p2p)
 			p->rtr = 0;
 	}
@@ -588,7 +529,7 @@ static int active_start(struct siw2_cep *cep)
 	int ret;
 
 	lockdep_assert_held(&cep->lock);
-	mpa_params(&p, true, cep->retried);
+	mpa_params(&p, &cep->conf, true, cep->retried);
 	p.ird = cep->ird;
 	p.ord = cep->ord;
 	if (siw2_mpa_cm_init(&cep->mpa, SIW2_MPA_INITIATOR, &p) ||
@@ -602,7 +543,7 @@ static int active_start(struct siw2_cep *cep)
 	if (ret)
 		return ret;
 	cep->state = CEP_CONNECTING;
-	cep_arm(cep, READ_ONCE(tcp_timeout_ms));
+	cep_arm(cep, cep->conf.tcp_timeout_ms);
 	return 0;
 }
 
@@ -711,7 +652,7 @@ static void active_progress(struct siw2_cep *cep)
 			return;
 		}
 		cep->state = CEP_AWAIT_REPLY;
-		cep_arm(cep, READ_ONCE(mpa_reply_timeout_ms));
+		cep_arm(cep, cep->conf.mpa_reply_timeout_ms);
 	}
 	if (cep->tx_off < cep->tx_len) {
 		n = siw2_sock_send(cep->sock, cep->tx + cep->tx_off,
@@ -749,11 +690,14 @@ static void active_progress(struct siw2_cep *cep)
 int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct siw2_device *sdev = to_siw2_dev(id->device);
-	u16 maxpd = pdata_max(READ_ONCE(mpa_rev) >= SIW2_MPA_REV_2);
+	struct siw2_conf conf;
 	struct siw2_cep *cep;
 	struct ib_qp *ibqp;
+	u16 maxpd;
 	int ret;
 
+	siw2_conf_get(sdev, &conf);
+	maxpd = pdata_max(conf.mpa_rev >= SIW2_MPA_REV_2);
 	if (param->private_data_len > maxpd ||
 	    (param->private_data_len && !param->private_data))
 		return -EINVAL;
@@ -766,7 +710,7 @@ int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (!ibqp)
 		return -EINVAL;
 
-	cep = cep_alloc(sdev, dev_net(sdev->netdev));
+	cep = cep_alloc(sdev, dev_net(sdev->netdev), &conf);
 	if (!cep) {
 		siw2_qp_put(to_siw2_qp(ibqp));
 		return -ENOMEM;
@@ -829,12 +773,14 @@ int siw2_cep_passive(struct siw2_listener *l, struct siw2_device *sdev,
 		     struct list_head *pending)
 {
 	struct siw2_mpa_params p;
+	struct siw2_conf conf;
 	struct siw2_cep *cep;
 
-	cep = cep_alloc(sdev, net);
+	siw2_conf_get(sdev, &conf);
+	cep = cep_alloc(sdev, net, &conf);
 	if (!cep)
 		return -ENOMEM;
-	mpa_params(&p, false, false);
+	mpa_params(&p, &cep->conf, false, false);
 	if (siw2_mpa_cm_init(&cep->mpa, SIW2_MPA_RESPONDER, &p)) {
 		cep_put(cep);
 		return -EINVAL;
@@ -850,7 +796,7 @@ int siw2_cep_passive(struct siw2_listener *l, struct siw2_device *sdev,
 	 * socket's lock is released. Octets may have arrived before the
 	 * watch: look once.
 	 */
-	__cep_arm(cep, READ_ONCE(mpa_request_timeout_ms));
+	__cep_arm(cep, cep->conf.mpa_request_timeout_ms);
 	siw2_sock_watch(sock, &cep->cb);
 	cep_queue(cep);
 	return 0;
@@ -945,7 +891,7 @@ static void passive_request(struct siw2_cep *cep)
 		goto drop;
 	}
 	siw2_count(cep->sdev, SIW2_CNT_REQUEST);
-	cep_arm(cep, READ_ONCE(mpa_reply_timeout_ms));
+	cep_arm(cep, cep->conf.mpa_reply_timeout_ms);
 	return;
 
 drop:

@@ -26,100 +26,9 @@
 #include "siw2.h"
 #include <rdma/siw2-abi.h>
 
-static bool port_map;
-module_param(port_map, bool, 0644);
-MODULE_PARM_DESC(port_map, "New devices take the ports iwpmd maps to, if it runs (default off: the RDMA CM's ports)");
-
 static DEFINE_MUTEX(devices_lock);
 static LIST_HEAD(devices);
 static DECLARE_WAIT_QUEUE_HEAD(devices_drained);
-
-static ssize_t abi_version_show(struct device *dev,
-				struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", SIW2_ABI_VERSION);
-}
-static DEVICE_ATTR_RO(abi_version);
-
-static struct siw2_device *attr_sdev(struct device *dev)
-{
-	return to_siw2_dev(container_of(dev, struct ib_device, dev));
-}
-
-/*
- * How long a poller keeps watching an idle user send queue before posts
- * ring the doorbell again (sqpoll.c); 0 turns polling off.
- */
-static ssize_t sq_poll_us_show(struct device *dev,
-			       struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(attr_sdev(dev)->sq_poll_us));
-}
-
-static ssize_t sq_poll_us_store(struct device *dev,
-				struct device_attribute *attr,
-				const char *buf, size_t count)
-{
-	unsigned int us;
-	int ret;
-
-	ret = kstrtouint(buf, 0, &us);
-	if (ret)
-		return ret;
-	if (us > SIW2_SQ_POLL_US_MAX)
-		return -ERANGE;
-	WRITE_ONCE(attr_sdev(dev)->sq_poll_us, us);
-	return count;
-}
-static DEVICE_ATTR_RW(sq_poll_us);
-
-/*
- * iWARP port mapping (cm.c): with iwpmd running, 1 lets the iw_cm move each
- * listen and connect to a port iwpmd reserves. Read by the iw_cm for each
- * new listen or connect.
- */
-static ssize_t port_map_show(struct device *dev,
-			     struct device_attribute *attr, char *buf)
-{
-	u32 flags = READ_ONCE(attr_sdev(dev)->ibdev.iw_driver_flags);
-
-	return sysfs_emit(buf, "%d\n", !(flags & IW_F_NO_PORT_MAP));
-}
-
-static ssize_t port_map_store(struct device *dev,
-			      struct device_attribute *attr,
-			      const char *buf, size_t count)
-{
-	bool on;
-	int ret;
-
-	ret = kstrtobool(buf, &on);
-	if (ret)
-		return ret;
-	WRITE_ONCE(attr_sdev(dev)->ibdev.iw_driver_flags,
-		   on ? 0 : IW_F_NO_PORT_MAP);
-	return count;
-}
-static DEVICE_ATTR_RW(port_map);
-
-static struct attribute *siw2_attrs[] = {
-	&dev_attr_abi_version.attr,
-	&dev_attr_sq_poll_us.attr,
-	&dev_attr_port_map.attr,
-	NULL,
-};
-
-/*
- * Named "siw2": the attributes appear in /sys/class/infiniband/<ibdev>/siw2/,
- * which is where the provider looks (SIW2_SYSFS_ABI_ATTR). The core advises
- * netlink for new device parameters, but an out-of-tree driver cannot add
- * netlink attributes, and the provider needs a file it can read before it
- * opens the device.
- */
-static const struct attribute_group siw2_attr_group = {
-	.name = "siw2",
-	.attrs = siw2_attrs,
-};
 
 /*
  * The single place a device's own resources are released: the core calls it
@@ -231,10 +140,7 @@ static int newlink(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(&sdev->ibdev, &siw2_counters_ops);
 	netdev_hold(ndev, &sdev->netdev_tracker, GFP_KERNEL);
 	sdev->netdev = ndev;
-	sdev->sq_poll_us = min(READ_ONCE(siw2_sq_poll_us_default),
-			       SIW2_SQ_POLL_US_MAX);
-	sdev->ibdev.iw_driver_flags = READ_ONCE(port_map) ? 0 :
-				      IW_F_NO_PORT_MAP;
+	siw2_conf_init(sdev);
 	set_node_guid(sdev, ndev);
 	sdev->ibdev.node_type = RDMA_NODE_RNIC;
 	sdev->ibdev.phys_port_cnt = 1;

@@ -196,6 +196,7 @@ struct siw2_stream {
 	struct siw2_sock_cb cb;
 	struct siw2_mpa_conn conn;
 	bool initiator;
+	bool tx_zerocopy;	/* the device's setting at attach (zcopy.c) */
 	unsigned long flags;
 	int close_reason;
 	bool abortive;

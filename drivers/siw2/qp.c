@@ -1163,7 +1163,7 @@ int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 		siw2_count(qp->sdev, SIW2_CNT_SQ_DOORBELL);
 		siw2_qp_kick_tx(qp);
-		if (READ_ONCE(qp->sdev->sq_poll_us))
+		if (READ_ONCE(qp->sdev->conf.sq_poll_us))
 			siw2_sqpoll_watch(qp);
 		return 0;
 	}

@@ -71,6 +71,7 @@ static int stream_attrs(struct sk_buff *msg, struct siw2_stream *s)
 			{ "ord", ord.max },
 			{ "ord_outstanding", ord.outstanding },
 			{ "tx_cpu", READ_ONCE(s->tx_cpu) },
+			{ "tx_zerocopy", s->tx_zerocopy },
 		};
 
 		if (put_attrs(msg, a, ARRAY_SIZE(a)))

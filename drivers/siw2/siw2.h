@@ -77,7 +77,44 @@ struct siw2_counters;
  * @atomic_lock: serializes the RFC 7306 atomics the device executes for
  *	its peers (IB_ATOMIC_HCA); taken with BH off
  * @counts: the device's event counters, per CPU (counters.c)
+ * @conf_lock: serializes changes of @conf and makes copies consistent
+ *	(conf.c); process context only
+ * @conf: the device's settings (conf.c)
  */
+/**
+ * struct siw2_conf - a device's settings, which each connection copies
+ *	when it starts (conf.c; Documentation/admin-guide.md). All are u32,
+ *	the flags 0 or 1, so that conf.c handles each alike.
+ * @mpa_rev: MPA revision requested, and the highest accepted
+ * @mpa_rtr: RFC 6581 RTR types offered or accepted (SIW2_MPA_RTR_*)
+ * @mpa_crc: ask for MPA CRCs
+ * @mpa_markers: ask for MPA Markers
+ * @mpa_p2p: as initiator, ask for the RFC 6581 peer-to-peer RTR
+ * @mpa_large_fpdu: offer FPDUs larger than a TCP segment
+ * @tcp_timeout_ms: TCP connect timeout
+ * @mpa_request_timeout_ms: wait for an MPA Request after a TCP accept
+ * @mpa_reply_timeout_ms: wait for an MPA Reply, or for the ULP's answer
+ * @tx_zerocopy: send large messages from user memory without a copy
+ * @sq_poll_us: sqpoll.c's idle time, read for each poll; 0: every post
+ *	rings
+ * @port_map: let the iw_cm map ports through iwpmd (the core reads it
+ *	as ibdev.iw_driver_flags)
+ */
+struct siw2_conf {
+	u32 mpa_rev;
+	u32 mpa_rtr;
+	u32 mpa_crc;
+	u32 mpa_markers;
+	u32 mpa_p2p;
+	u32 mpa_large_fpdu;
+	u32 tcp_timeout_ms;
+	u32 mpa_request_timeout_ms;
+	u32 mpa_reply_timeout_ms;
+	u32 tx_zerocopy;
+	u32 sq_poll_us;
+	u32 port_map;
+};
+
 struct siw2_device {
 	struct ib_device ibdev;
 	struct net_device *netdev;
@@ -96,8 +133,9 @@ struct siw2_device {
 	atomic_t num_mr;
 	atomic_t cq_ids;
 	spinlock_t atomic_lock;	/* see above */
-	u32 sq_poll_us;		/* sqpoll.c; 0: every post rings */
 	struct siw2_counters __percpu *counts;
+	spinlock_t conf_lock;	/* see above */
+	struct siw2_conf conf;
 };
 
 static inline struct siw2_device *to_siw2_dev(struct ib_device *ibdev)
@@ -738,8 +776,12 @@ void siw2_sqpoll_uninit(void);
 void siw2_sqpoll_init_qp(struct siw2_qp *qp);
 void siw2_sqpoll_watch(struct siw2_qp *qp);
 void siw2_sqpoll_unwatch(struct siw2_qp *qp);
-extern unsigned int siw2_sq_poll_us_default;
-#define SIW2_SQ_POLL_US_MAX 1000000
+#define SIW2_SQ_POLL_US_MAX 1000000U
+
+/* conf.c: the device's settings and its siw2/ directory in sysfs */
+void siw2_conf_init(struct siw2_device *sdev);
+void siw2_conf_get(struct siw2_device *sdev, struct siw2_conf *conf);
+extern const struct attribute_group siw2_attr_group;
 
 /* stream.c: the data path of connected QPs (engine.h, llp.h) */
 struct siw2_stream;

@@ -63,17 +63,6 @@ struct siw2_sqpoller {
 static struct siw2_sqpoller *pollers;
 static unsigned int nr_pollers;
 
-/*
- * Each new device's sq_poll_us; the device's own sysfs file changes it.
- * Off by default: polling pays where a poller has a CPU to itself, and on
- * a machine whose CPUs the applications keep busy it costs them latency
- * (Documentation/admin-guide.md).
- */
-unsigned int siw2_sq_poll_us_default;
-module_param_named(sq_poll_us, siw2_sq_poll_us_default, uint, 0644);
-MODULE_PARM_DESC(sq_poll_us,
-		 "microseconds a new device polls an idle user send queue before posts ring again (0: off, at most 1000000)");
-
 /* What a poller does with a QP, decided under its lock. */
 enum poll_action {
 	POLL_IDLE,	/* nothing new */
@@ -86,7 +75,7 @@ enum poll_action {
 static enum poll_action look(struct siw2_qp *qp, u64 now)
 {
 	u32 prod = READ_ONCE(qp->sq.ctl->prod);
-	u64 window = (u64)READ_ONCE(qp->sdev->sq_poll_us) * NSEC_PER_USEC;
+	u64 window = (u64)READ_ONCE(qp->sdev->conf.sq_poll_us) * NSEC_PER_USEC;
 
 	if (READ_ONCE(qp->state) != IB_QPS_RTS) {
 		/*
@@ -199,7 +188,7 @@ void siw2_sqpoll_watch(struct siw2_qp *qp)
 	struct siw2_sqpoller *p;
 	unsigned long flags;
 
-	if (!qp->user || !READ_ONCE(qp->sdev->sq_poll_us) || !nr_pollers)
+	if (!qp->user || !READ_ONCE(qp->sdev->conf.sq_poll_us) || !nr_pollers)
 		return;
 
 	spin_lock_irqsave(&qp->lock, flags);

@@ -194,6 +194,7 @@ static int attach(struct siw2_qp *qp, struct socket *sock,
 	s->conn.pdata = NULL;
 	s->conn.pdata_len = 0;
 	s->initiator = initiator;
+	s->tx_zerocopy = READ_ONCE(qp->sdev->conf.tx_zerocopy);
 	spin_lock_init(&s->lock);
 	INIT_LIST_HEAD(&s->zc_list);
 	mutex_init(&s->tx_mutex);

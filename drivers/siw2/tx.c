@@ -41,11 +41,6 @@
 #include "engine.h"
 #include "batch.h"
 
-/* zcopy.c has the why and the rules. */
-static bool tx_zerocopy;
-module_param(tx_zerocopy, bool, 0644);
-MODULE_PARM_DESC(tx_zerocopy,
-		 "send Sends and Writes of 16 KiB or more from user memory without a copy; they complete once TCP let go of their pages (default: off)");
 /* Messages started per round before the engine yields to its work item. */
 #define TX_BUDGET 64
 
@@ -480,7 +475,7 @@ static bool zc_eligible(struct siw2_stream *s, u32 len)
 	u8 op = s->tx.sqe.opcode;
 	u32 i;
 
-	if (!READ_ONCE(tx_zerocopy) || len < SIW2_ZC_MIN_LEN ||
+	if (!s->tx_zerocopy || len < SIW2_ZC_MIN_LEN ||
 	    src->inline_data)
 		return false;
 	/* Not WRITE_IMM: it completes after a second message. */

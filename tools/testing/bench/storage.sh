@@ -90,8 +90,8 @@ st_error() {
 
 st_crc() {
 	case $1 in
-	on) echo Y >/sys/module/siw2/parameters/mpa_crc ;;
-	off) echo N >/sys/module/siw2/parameters/mpa_crc ;;
+	on) siw2_set mpa_crc Y ;;
+	off) siw2_set mpa_crc N ;;
 	esac
 }
 

@@ -126,8 +126,8 @@ siw2_setup() {
 		rmmod siw2 && insmod "$SIW2_BASE_KO" || return 1
 	fi
 	case $crc in
-	on) echo Y >/sys/module/siw2/parameters/mpa_crc ;;
-	off) echo N >/sys/module/siw2/parameters/mpa_crc ;;
+	on) siw2_set mpa_crc Y ;;
+	off) siw2_set mpa_crc N ;;
 	esac || return 1
 	# Module parameters (siw2_teardown unloads the module, which resets
 	# them).
@@ -162,7 +162,7 @@ siw2_teardown() {
 	link_del siw2_bs
 	link_del siw2_bc
 	[ -w /sys/module/siw2/parameters/mpa_crc ] &&
-		echo Y >/sys/module/siw2/parameters/mpa_crc
+		siw2_set mpa_crc Y
 	# Closing is deferred work: give it a moment before the unload.
 	local tries=50
 	while ! modprobe -r siw2 2>/dev/null && [ "$tries" -gt 0 ]; do

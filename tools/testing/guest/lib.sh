@@ -21,6 +21,17 @@ esac
 # t_depth QUICK FULL: the count for this run's depth.
 t_depth() { if [ "$T_DEPTH" = quick ]; then echo "$1"; else echo "$2"; fi; }
 
+# siw2_set NAME VALUE: the siw2 setting NAME of every siw2 device there
+# is and, as the module parameter, of the devices made after (conf.c).
+siw2_set() {
+	local d
+	echo "$2" >"/sys/module/siw2/parameters/$1" || return
+	for d in /sys/class/infiniband/*/siw2; do
+		[ -e "$d/$1" ] || continue
+		echo "$2" >"$d/$1" || return
+	done
+}
+
 t_log() { printf '%s: %s\n' "$T_SUITE" "$*"; }
 
 # The time since the previous check, shown after a check that took 5 s or

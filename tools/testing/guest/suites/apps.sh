@@ -44,11 +44,11 @@ cleanup() {
 	# shellcheck disable=SC2046
 	kill $(jobs -pr) 2>/dev/null
 	wait 2>/dev/null
-	[ -w "$crc" ] && echo Y >"$crc"
-	[ -w /sys/module/siw2/parameters/mpa_large_fpdu ] &&
-		echo N >/sys/module/siw2/parameters/mpa_large_fpdu
-	[ -w /sys/module/siw2/parameters/tx_zerocopy ] &&
-		echo N >/sys/module/siw2/parameters/tx_zerocopy
+	if [ -w "$crc" ]; then
+		siw2_set mpa_crc Y
+		siw2_set mpa_large_fpdu N
+		siw2_set tx_zerocopy N
+	fi
 	[ -w /sys/module/siw2/parameters/mpa_crc_impl ] &&
 		echo auto >/sys/module/siw2/parameters/mpa_crc_impl
 	ip netns del ap1 2>/dev/null
@@ -508,7 +508,7 @@ zero_copy() {
 	local -a why
 	nr=$(t_depth 50 200)
 	t_eq "tx_zerocopy is off by default" N "$(cat "$zc")"
-	echo Y >"$zc"
+	siw2_set tx_zerocopy Y
 	z0=$(cnt tx_zerocopy)
 	rping_run "tx_zerocopy on: rping, $where, 65000 B x$nr verified" \
 		"$sns" "$cns" "$A4" 65000 "$nr"
@@ -551,7 +551,7 @@ zero_copy() {
 	port=$((port + 1))
 	t_wait all_gone 30
 	t_eq "tx_zerocopy on: ib_write_bw killed mid-stream, no QP left" 0 "$(obj qp)"
-	echo N >"$zc"
+	siw2_set tx_zerocopy N
 	t_log "zero-copy transmit: $((SECONDS - start)) s"
 }
 
@@ -606,7 +606,7 @@ copy_impls() {
 		"$(cat "$impl")"
 	t_refused "copy_impl refuses an unknown implementation" \
 		sh -c "echo bogus >$impl"
-	echo N >"$crc"
+	siw2_set mpa_crc N
 	term=$(cnt term_sent)
 	for v in lib words; do
 		echo "$v" >"$impl"
@@ -626,7 +626,7 @@ copy_impls() {
 	echo auto >"$impl"
 	t_match "copy_impl auto chose lib or words" '^(lib|words)$' \
 		"$(cat "$impl")"
-	echo Y >"$crc"
+	siw2_set mpa_crc Y
 	t_log "payload copy implementations: $((SECONDS - start)) s"
 }
 
@@ -637,10 +637,10 @@ if command -v ib_write_bw >/dev/null; then
 		perftest_matrix on
 		t_log "perftest, CRC on: $((SECONDS - start)) s"
 		start=$SECONDS
-		echo N >"$crc"
+		siw2_set mpa_crc N
 		t_eq "mpa_crc switched off" N "$(cat "$crc")"
 		perftest_matrix off
-		echo Y >"$crc"
+		siw2_set mpa_crc Y
 		t_log "perftest, CRC off: $((SECONDS - start)) s"
 		# A requester may send its next Read the moment it has the
 		# last octet of a response: the responder's IRD credit must be

@@ -21,7 +21,6 @@
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 pyp=$here/peers/mpa_peer.py
-params=/sys/module/siw2/parameters
 dbg=/sys/kernel/debug/siw2
 A4=198.51.100.1
 A6=2001:db8::1
@@ -47,7 +46,7 @@ if ! cmt=$(t_prog cm_test); then
 fi
 
 t_ok "modprobe siw2" modprobe siw2
-echo 0 >"$params/mpa_p2p"
+siw2_set mpa_p2p 0
 modprobe rdma_ucm 2>/dev/null
 ip netns add cm1
 ip netns add cm2
@@ -191,7 +190,7 @@ t_ok "rdma link delete siw2_c" in1 rdma link delete siw2_c
 t_ok "endpoints gone after the wildcard tests" ceps_gone
 
 # --- a raw peer against a siw2 listener
-echo 2000 >"$params/mpa_request_timeout_ms"
+siw2_set mpa_request_timeout_ms 2000
 ip netns exec cm1 timeout 90 "$cmt" server $A4 7477 -n 2 -T 60 \
 	>"$tmp/s8" 2>&1 &
 wait_for "$tmp/s8" LISTENING
@@ -230,7 +229,7 @@ t_match "raw: the server saw the revision 1 connection end" \
 t_eq "raw: exactly the two valid Requests reached the ULP" 2 \
 	"$(grep -c CONNECT_REQUEST <<<"$s8")"
 t_ok "raw: no endpoint left" ceps_gone
-echo 10000 >"$params/mpa_request_timeout_ms"
+siw2_set mpa_request_timeout_ms 10000
 
 # --- listener teardown with pending requests
 ip netns exec cm1 timeout 60 "$cmt" server $A4 7478 -t >"$tmp/s9" 2>&1 &
@@ -292,7 +291,7 @@ t_match "peer reset during MPA: REJECTED with -ECONNRESET" \
 t_eq "peer reset during MPA: no revision 1 retry" $((retry + 1)) \
 	"$(cnt cm_rev1_retry)"
 
-echo 2000 >"$params/mpa_reply_timeout_ms"
+siw2_set mpa_reply_timeout_ms 2000
 ip netns exec cm1 timeout 60 python3 -S "$pyp" respond $A4 7483 \
 	--mode silent >"$tmp/p13" 2>&1 &
 wait_for "$tmp/p13" LISTENING
@@ -307,9 +306,9 @@ if [ "$took" -lt 15 ]; then
 else
 	t_fail "silent responder: after mpa_reply_timeout_ms" "took ${took} s"
 fi
-echo 20000 >"$params/mpa_reply_timeout_ms"
+siw2_set mpa_reply_timeout_ms 20000
 
-echo 2000 >"$params/tcp_timeout_ms"
+siw2_set tcp_timeout_ms 2000
 tcpt=$(cnt cm_tcp_timeout)
 ip netns exec cm1 timeout 60 python3 -S "$pyp" fill $A4 7484 \
 	>"$tmp/p14" 2>&1 &
@@ -320,7 +319,7 @@ t_match "SYNs dropped: UNREACHABLE (-ETIMEDOUT)" \
 	'client EVENT RDMA_CM_EVENT_UNREACHABLE status=-110' "$(cat "$tmp/c14")"
 t_eq "SYNs dropped: the TCP timeout is counted" $((tcpt + 1)) \
 	"$(cnt cm_tcp_timeout)"
-echo 10000 >"$params/tcp_timeout_ms"
+siw2_set tcp_timeout_ms 10000
 t_ok "active side: no endpoint left" ceps_gone
 
 # --- RFC 6581: IRD/ORD that cannot be met, peer-to-peer RTR
@@ -334,7 +333,7 @@ t_match "responder ORD above our IRD: CONNECT_ERROR (-EPROTO)" \
 t_match "responder ORD above our IRD: a Terminate, LLP/MPA code 6 (RFC 6581 9.1)" \
 	'peer fpdu len=[0-9]+ ctrl=..47 term=2006' "$(cat "$tmp/p17")"
 
-echo 1 >"$params/mpa_p2p"
+siw2_set mpa_p2p 1
 ip netns exec cm1 timeout 60 python3 -S "$pyp" respond $A4 7489 --mode accept \
 	--pdata p2p-ok >"$tmp/p18" 2>&1 &
 wait_for "$tmp/p18" LISTENING
@@ -353,7 +352,7 @@ reap 20
 t_match "mpa_p2p: siw2 to siw2" \
 	'client EVENT RDMA_CM_EVENT_ESTABLISHED status=0 pdata_len=3 pdata=p2p' \
 	"$(cat "$tmp/c19")"
-echo 0 >"$params/mpa_p2p"
+siw2_set mpa_p2p 0
 t_ok "RFC 6581 tests: no endpoint left" ceps_gone
 
 # --- rping (librdmacm's own QP handling) gets as far as ESTABLISHED

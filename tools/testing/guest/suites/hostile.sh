@@ -41,7 +41,7 @@ t_nomatch() {
 p2p0=''
 cleanup() {
 	reap 0
-	[ -n "$p2p0" ] && echo "$p2p0" >"$params/mpa_p2p"
+	[ -n "$p2p0" ] && siw2_set mpa_p2p "$p2p0"
 	ip netns del hp1 2>/dev/null
 	ip netns del hp2 2>/dev/null
 	rm -rf "$tmp"
@@ -414,7 +414,7 @@ case_connect cve-first-fpdu ddp-version "" ""
 check_term cve-first-fpdu 'layer=ddp etype=2 ecode=0x06 hdrctl=- ' \
 	'for a header parse error on the first FPDU (cve class; RFC 5041 7.2)'
 
-echo 0 >"$params/mpa_p2p"
+siw2_set mpa_p2p 0
 case_accept valid-active valid "-s hello-from-siw2" ""
 t_match "siw2 initiator: the Request carries the region" \
 	'^mpa request rev=2 .*pdata=stag=0x' "$P"
@@ -431,7 +431,7 @@ check_term write-bad-stag-active \
 	'layer=ddp etype=1 ecode=0x00 hdrctl=MD .*copy=same' \
 	'as MPA initiator too (RFC 5041 7.2)'
 
-echo 1 >"$params/mpa_p2p"
+siw2_set mpa_p2p 1
 case_accept valid-active-p2p valid "-s hello-after-rtr" "--first send"
 t_match "mpa_p2p: a zero-length Write RTR, then the Send (RFC 6581 9.2)" \
 	'^rtr write;send op=send msn=1 len=15 data=hello-after-rtr;' \

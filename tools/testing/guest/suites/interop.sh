@@ -71,7 +71,7 @@ cleanup() {
 	kill $(jobs -pr) 2>/dev/null
 	wait 2>/dev/null
 	for kv in "${saved[@]}"; do
-		[ -w "$params/${kv%%=*}" ] && echo "${kv#*=}" >"$params/${kv%%=*}"
+		[ -w "$params/${kv%%=*}" ] && siw2_set "${kv%%=*}" "${kv#*=}"
 	done
 	for ns in ia ib ic id; do
 		ip netns del "$ns" 2>/dev/null
@@ -142,8 +142,8 @@ done
 # after siw, in peer-to-peer mode, accepted but before the RTR went out,
 # makes siw report CLOSE for a connection the iw_cm never saw established:
 # a kernel BUG at drivers/infiniband/core/iwcm.c, cm_close_handler().)
-echo 60000 >"$params/mpa_reply_timeout_ms"
-echo 60000 >"$params/mpa_request_timeout_ms"
+siw2_set mpa_reply_timeout_ms 60000
+siw2_set mpa_request_timeout_ms 60000
 
 # --- siw and the namespaces
 modprobe ib_core
@@ -255,10 +255,10 @@ initiator() {
 # conf CRC REV P2P MARKERS: siw2's parameters (Y/N, 1/2, Y/N, Y/N).
 conf() {
 	m_s2="$1/$2/$3/$4"
-	echo "$1" >"$params/mpa_crc"
-	echo "$2" >"$params/mpa_rev"
-	echo "$3" >"$params/mpa_p2p"
-	echo "$4" >"$params/mpa_markers"
+	siw2_set mpa_crc "$1"
+	siw2_set mpa_rev "$2"
+	siw2_set mpa_p2p "$3"
+	siw2_set mpa_markers "$4"
 }
 # What the matrix line says of the connection: set by each section.
 m_crc=on m_rev=2 m_p2p=on m_mk=off m_s2=Y/2/Y/N

@@ -136,9 +136,9 @@ runpair badsqe badsqe
 runpair badinline badinline
 runpair badrqe badrqe
 # The RTR as a zero-length Read, a Read of the application right behind.
-echo 4 >/sys/module/siw2/parameters/mpa_rtr
+siw2_set mpa_rtr 4
 runpair rtrread rtrread
-echo 7 >/sys/module/siw2/parameters/mpa_rtr
+siw2_set mpa_rtr 7
 runpair setuid setuid
 # shellcheck disable=SC2016 # t_wait evaluates it
 t_wait '[ "$(obj cep)" = 0 ]' 15
