@@ -898,6 +898,18 @@ drop:
 	cep_finish(cep, true);
 }
 
+/*
+ * Reads and drops what the peer sent of a frame being refused. TCP
+ * resets a connection closed with octets unread, and an RFC 6581
+ * initiator retries with revision 1 only after a close (RFC 6581 10). A
+ * Request comes in one piece of at most SIW2_MPA_FRAME_MAX octets, and
+ * its sender then waits for the Reply, so one buffer's worth is all.
+ */
+static void rx_discard(struct siw2_cep *cep)
+{
+	siw2_sock_recv(cep->sock, cep->rx, sizeof(cep->rx), false);
+}
+
 static void passive_progress(struct siw2_cep *cep)
 {
 	enum siw2_mpa_cm_action act;
@@ -919,6 +931,8 @@ static void passive_progress(struct siw2_cep *cep)
 	 * do not speak is closed gracefully, which an RFC 6581 initiator
 	 * takes as the hint to retry with revision 1 (RFC 6581 10).
 	 */
+	if (err == SIW2_MPA_ERR_REV)
+		rx_discard(cep);
 	cep_finish(cep, err != SIW2_MPA_ERR_CLOSED && err != SIW2_MPA_ERR_REV);
 }
 
