@@ -66,6 +66,7 @@
 #include "llp.h"
 #include "mpa.h"
 #include "rdmap.h"
+#include "trace.h"
 
 /**
  * siw2_cm_port_reserved() - iwpmd moved @id to a port of its own
@@ -124,8 +125,9 @@ enum cep_state {
  * @ord: active: the ULP's ORD, capped
  * @tos: IP TOS for the socket, or -1
  * @reserved: active: iwpmd holds @laddr's port for us (port_reserved())
- * @laddr: active: local address (the cm_id's mapped address)
- * @raddr: active: peer address
+ * @laddr: local address: active, the cm_id's mapped address; passive,
+ *	the socket's, once the Request arrived
+ * @raddr: peer address, likewise
  * @pdata: active: the Private Data of the Request
  * @pdata_len: its length
  * @tx_len: octets of the frame in @tx
@@ -424,8 +426,9 @@ static void send_terminate(struct siw2_cep *cep)
 		return;
 	siw2_mpa_tx_init(&tx, conn->tx_markers, conn->crc);
 	n = siw2_mpa_fpdu_build(&tx, ulpdu, len, cep->tx, sizeof(cep->tx));
-	if (n)
-		siw2_sock_send(cep->sock, cep->tx, n);
+	if (n && siw2_sock_send(cep->sock, cep->tx, n) == n)
+		trace_siw2_term_sent(&cep->sdev->ibdev,
+				     cep->qp ? cep->qp->base.qp_num : 0, &t);
 }
 
 /* ---- handing the stream to the QP ---- */
@@ -482,10 +485,12 @@ static int hand_over(struct siw2_cep *cep, bool initiator)
 				 initiator, NULL, 0);
 	if (ret) {
 		if (ret != -EBUSY)
-			siw2_qp_set_error(cep->qp);
+			siw2_qp_set_error(cep->qp, SIW2_QP_CAUSE_CM_FAIL);
 		return ret;
 	}
 	cep->state = CEP_ATTACHED;
+	trace_siw2_mpa_terms(&cep->sdev->ibdev, cep->qp->base.qp_num,
+			     initiator, &cep->mpa.conn);
 	siw2_qp_start_tx(cep->qp);	/* an RTR, or work posted early */
 	return 0;
 }
@@ -508,6 +513,8 @@ static void active_fail(struct siw2_cep *cep, int status, bool pdata,
 	struct iw_cm_id *id = cep->cm_id;
 
 	lockdep_assert_held(&cep->lock);
+	trace_siw2_cm_connect_fail(&cep->sdev->ibdev, &cep->laddr, &cep->raddr,
+				   cep->qp ? cep->qp->base.qp_num : 0, status);
 	if (id) {
 		ev.local_addr = id->local_addr;
 		ev.remote_addr = id->remote_addr;
@@ -670,6 +677,9 @@ static void active_progress(struct siw2_cep *cep)
 	case SIW2_MPA_CM_REJECTED:
 		/* 7.1.2 rule 3: the Reply's Private Data goes to the ULP. */
 		siw2_count(cep->sdev, SIW2_CNT_REJECT_RCVD);
+		trace_siw2_cm_rejected(&cep->sdev->ibdev, &cep->laddr,
+				       &cep->raddr, cep->qp->base.qp_num,
+				       -ECONNREFUSED);
 		active_fail(cep, -ECONNREFUSED, true, false);
 		break;
 	default:
@@ -741,6 +751,8 @@ int siw2_cm_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	id->add_ref(id);
 	cep->cm_id = id;
 	siw2_count(cep->sdev, SIW2_CNT_CONNECT);
+	trace_siw2_cm_connect(&sdev->ibdev, &cep->laddr, &cep->raddr,
+			      cep->qp->base.qp_num, 0);
 	mutex_unlock(&cep->lock);
 	cep_put(cep);
 	return 0;
@@ -856,6 +868,8 @@ static void passive_request(struct siw2_cep *cep)
 	if (!l || siw2_sock_names(cep->sock, &ev.local_addr,
 				  &ev.remote_addr))
 		goto drop;
+	cep->laddr = ev.local_addr;
+	cep->raddr = ev.remote_addr;
 	ret = xa_alloc_cyclic(&cep_handles, &handle, cep, xa_limit_32b,
 			      &next_handle, GFP_KERNEL);
 	if (ret < 0)
@@ -891,6 +905,8 @@ static void passive_request(struct siw2_cep *cep)
 		goto drop;
 	}
 	siw2_count(cep->sdev, SIW2_CNT_REQUEST);
+	trace_siw2_cm_request(&cep->sdev->ibdev, &cep->laddr, &cep->raddr, 0,
+			      0);
 	cep_arm(cep, cep->conf.mpa_reply_timeout_ms);
 	return;
 
@@ -999,6 +1015,8 @@ int siw2_cm_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep_disarm(cep);
 	pending_unlink(cep);
 	cep->qp = to_siw2_qp(ibqp);
+	trace_siw2_cm_accept(&cep->sdev->ibdev, &cep->laddr, &cep->raddr,
+			     param->qpn, 0);
 	ret = hand_over(cep, false);
 	if (ret) {
 		/* ATTACHED: the QP reports the end; nothing to upcall. */
@@ -1050,6 +1068,8 @@ int siw2_cm_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 					sizeof(cep->tx), &len))
 			siw2_sock_send(cep->sock, cep->tx, len);
 		siw2_count(cep->sdev, SIW2_CNT_REJECT_SENT);
+		trace_siw2_cm_reject(&cep->sdev->ibdev, &cep->laddr,
+				     &cep->raddr, 0, 0);
 		/* Graceful, so that the Reply reaches the peer. */
 		cep_finish(cep, false);
 	}

@@ -148,6 +148,7 @@ struct siw2_stream_tx {
 	u32 batch_len;
 	struct iov_iter iter;
 	bool iter_live;
+	bool stalled;		/* the socket was full: traced (trace.h) */
 };
 
 /*

@@ -56,6 +56,7 @@
 #include "siw2.h"
 #include "engine.h"
 #include "llp.h"
+#include "trace.h"
 #include <rdma/siw2-abi.h>
 
 static_assert(sizeof(struct siw2_sqe) == 256);
@@ -359,6 +360,7 @@ static int sqe_from_wr(struct siw2_qp *qp, struct siw2_sqe *sqe,
 /**
  * struct flush_mark - how far one flush goes
  * @end: the producer's index as the flush's first batch found it
+ * @done: entries flushed so far, for the siw2_qp_flush tracepoint
  * @started: @end is set
  * @broken: a batch found the ring broken
  *
@@ -370,6 +372,7 @@ static int sqe_from_wr(struct siw2_qp *qp, struct siw2_sqe *sqe,
  */
 struct flush_mark {
 	u32 end;
+	u32 done;
 	bool started;
 	bool broken;
 };
@@ -417,6 +420,7 @@ static bool flush_sq(struct siw2_qp *qp, struct flush_mark *m)
 	if (READ_ONCE(qp->state) != IB_QPS_ERR || READ_ONCE(qp->flush_held))
 		return false;
 	due = flush_due(&qp->sq, m);
+	m->done += min_t(u32, due, FLUSH_BATCH);
 	for (n = min_t(u32, due, FLUSH_BATCH); n; n--) {
 		sqe = siw2_queue_entry(&qp->sq, qp->sq.cons);
 		cqe.wr_id = READ_ONCE(sqe->wr_id);
@@ -448,6 +452,7 @@ static bool flush_rq(struct siw2_qp *qp, struct flush_mark *m)
 	    READ_ONCE(qp->flush_held))
 		return false;
 	due = flush_due(&qp->rq, m);
+	m->done += min_t(u32, due, FLUSH_BATCH);
 	for (n = min_t(u32, due, FLUSH_BATCH); n; n--) {
 		rqe = siw2_queue_entry(&qp->rq, qp->rq.cons);
 		cqe.wr_id = READ_ONCE(rqe->wr_id);
@@ -468,7 +473,7 @@ static bool flush_rq(struct siw2_qp *qp, struct flush_mark *m)
  */
 static bool flush_all(struct siw2_qp *qp, spinlock_t *lock,
 		      bool (*batch)(struct siw2_qp *, struct flush_mark *),
-		      bool can_sleep)
+		      bool can_sleep, u32 *done)
 {
 	struct flush_mark m = {};
 	unsigned long flags;
@@ -485,17 +490,22 @@ static bool flush_all(struct siw2_qp *qp, spinlock_t *lock,
 		if (more && can_sleep)
 			cond_resched();
 	} while (more);
+	*done = m.done;
 	return m.broken;
 }
 
 /* Return: true if a ring is broken. */
 static bool flush_queues(struct siw2_qp *qp, bool can_sleep)
 {
+	u32 sq, rq = 0;
 	bool broken;
 
-	broken = flush_all(qp, &qp->sq_lock, flush_sq, can_sleep);
+	broken = flush_all(qp, &qp->sq_lock, flush_sq, can_sleep, &sq);
 	if (!qp->srq)
-		broken |= flush_all(qp, &qp->rq_lock, flush_rq, can_sleep);
+		broken |= flush_all(qp, &qp->rq_lock, flush_rq, can_sleep,
+				    &rq);
+	if (sq || rq)
+		trace_siw2_qp_flush(qp->base.device, qp->base.qp_num, sq, rq);
 	return broken;
 }
 
@@ -521,11 +531,14 @@ static void discard_queues(struct siw2_qp *qp)
  * caller to act on once qp->lock is released.
  */
 static unsigned int set_state_locked(struct siw2_qp *qp,
-				     enum ib_qp_state next)
+				     enum ib_qp_state next,
+				     enum siw2_qp_cause cause)
 {
 	unsigned int ev = 0;
 
 	lockdep_assert_held(&qp->lock);
+	trace_siw2_qp_state(qp->base.device, qp->base.qp_num, qp->state, next,
+			    cause);
 	WRITE_ONCE(qp->state, next);
 	switch (next) {
 	case IB_QPS_ERR:
@@ -600,7 +613,7 @@ static void report_broken(struct siw2_qp *qp)
 	first = !qp->fatal_sent;
 	qp->fatal_sent = true;
 	if (first && qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR)
-		ev = set_state_locked(qp, IB_QPS_ERR);
+		ev = set_state_locked(qp, IB_QPS_ERR, SIW2_QP_CAUSE_RING);
 	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&qp->lock, flags);
 
@@ -649,16 +662,9 @@ static bool transition_ok(enum ib_qp_state cur, enum ib_qp_state next,
 				  ib_required(cur, next));
 }
 
-/*
- * siw2_qp_set_state() - the engines' and the CM's state change
- * @qp: the QP
- * @next: the new state; any transition the IB RC table allows
- *
- * Any context.
- *
- * Return: 0, or -EINVAL for a transition that does not exist.
- */
-int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state next)
+/* The engines' and the CM's state change, for @cause. */
+static int set_state(struct siw2_qp *qp, enum ib_qp_state next,
+		     enum siw2_qp_cause cause)
 {
 	unsigned long flags;
 	unsigned int ev = 0;
@@ -671,7 +677,7 @@ int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state next)
 	    !transition_ok(qp->state, next, IB_QP_STATE))
 		ret = -EINVAL;
 	else
-		ev = set_state_locked(qp, next);
+		ev = set_state_locked(qp, next, cause);
 	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	ev = set_state_flush(qp, ev, false);
@@ -681,10 +687,24 @@ int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state next)
 	return ret;
 }
 
-/* Any state but RESET may move to ERR. */
-void siw2_qp_set_error(struct siw2_qp *qp)
+/*
+ * siw2_qp_set_state() - the CM's state change
+ * @qp: the QP
+ * @next: the new state; any transition the IB RC table allows
+ *
+ * Any context.
+ *
+ * Return: 0, or -EINVAL for a transition that does not exist.
+ */
+int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state next)
 {
-	siw2_qp_set_state(qp, IB_QPS_ERR);
+	return set_state(qp, next, SIW2_QP_CAUSE_CM);
+}
+
+/* Any state but RESET may move to ERR; @cause says why it does. */
+void siw2_qp_set_error(struct siw2_qp *qp, enum siw2_qp_cause cause)
+{
+	set_state(qp, IB_QPS_ERR, cause);
 }
 
 /**
@@ -709,7 +729,7 @@ void siw2_qp_stream_done(struct siw2_qp *qp)
 	WRITE_ONCE(qp->discard_held, false);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (move)
-		siw2_qp_set_error(qp);
+		siw2_qp_set_error(qp, SIW2_QP_CAUSE_LLP_CLOSED);
 }
 
 static int check_attr(const struct ib_qp_attr *attr, int mask)
@@ -836,7 +856,7 @@ int siw2_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	apply_attr(qp, attr, mask);
 	if (mask & IB_QP_STATE)
-		ev = set_state_locked(qp, next);
+		ev = set_state_locked(qp, next, SIW2_QP_CAUSE_MODIFY);
 unlock:
 	siw2_irqoff_end(start);
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -1049,6 +1069,8 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
+	trace_siw2_qp_state(ibqp->device, ibqp->qp_num, qp->state, IB_QPS_ERR,
+			    SIW2_QP_CAUSE_DESTROY);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	/* Its consumer is not told of the QP it is destroying. */
 	qp->last_wqe = true;
@@ -1151,6 +1173,7 @@ int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	bool broken = false;
 	int ret = 0;
+	u32 n;
 
 	/*
 	 * User space writes its SQ itself; no work requests is a doorbell.
@@ -1188,8 +1211,11 @@ unlock:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 
 	/* Kernel ULPs post from any context. */
-	if (state == IB_QPS_ERR)
-		broken = flush_all(qp, &qp->sq_lock, flush_sq, false);
+	if (state == IB_QPS_ERR) {
+		broken = flush_all(qp, &qp->sq_lock, flush_sq, false, &n);
+		if (n)
+			trace_siw2_qp_flush(ibqp->device, ibqp->qp_num, n, 0);
+	}
 	if (ret)
 		*bad_wr = wr;
 	if (broken)
@@ -1207,6 +1233,7 @@ int siw2_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	bool broken = false;
 	int ret = 0;
+	u32 n;
 
 	if (qp->user) {
 		if (wr) {
@@ -1241,8 +1268,11 @@ int siw2_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 unlock:
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 
-	if (state == IB_QPS_ERR)
-		broken = flush_all(qp, &qp->rq_lock, flush_rq, false);
+	if (state == IB_QPS_ERR) {
+		broken = flush_all(qp, &qp->rq_lock, flush_rq, false, &n);
+		if (n)
+			trace_siw2_qp_flush(ibqp->device, ibqp->qp_num, 0, n);
+	}
 	if (ret)
 		*bad_wr = wr;
 	if (broken)

@@ -43,6 +43,7 @@
 #include <net/tcp.h>
 
 #include "engine.h"
+#include "trace.h"
 
 static struct ib_pd *pd_of(struct siw2_stream *s)
 {
@@ -627,12 +628,18 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 	return 0;
 }
 
-static void got_terminate(struct siw2_stream *s)
+/* @t: the Terminate as parsed, or NULL if it was malformed. */
+static void got_terminate(struct siw2_stream *s,
+			  const struct siw2_term_info *t)
 {
+	const struct siw2_term_info none = {};
+
 	rx_enter(&s->rx, SIW2_RX_DEAD);
 	siw2_count(s->sdev, SIW2_CNT_TERM_RCVD);
+	trace_siw2_term_rcvd(&s->sdev->ibdev, s->qp->base.qp_num,
+			     t ? t : &none);
 	/* RFC 5040 7.2: the stream is over; close it without answering. */
-	siw2_qp_set_error(s->qp);
+	siw2_qp_set_error(s->qp, SIW2_QP_CAUSE_TERM_RCVD);
 	siw2_stream_close(s, -ECONNRESET, false);
 	siw2_qp_event(s->qp, IB_EVENT_QP_FATAL);
 }
@@ -708,13 +715,13 @@ static void ddp_event(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 		seg_end(s, ev);
 		break;
 	case SIW2_DDP_EV_TERMINATE:
-		got_terminate(s);
+		got_terminate(s, ev->term);
 		break;
 	case SIW2_DDP_EV_ERROR:
 		/* RFC 5040 5.4: a Terminate is never answered with one. */
 		seg = siw2_ddp_rx_seg(&s->rx.ddp);
 		if (seg->op && seg->op->cls == SIW2_CLASS_TERMINATE)
-			got_terminate(s);
+			got_terminate(s, NULL);
 		else
 			rx_terminate(s, ev->cause);
 		break;

@@ -81,6 +81,19 @@ struct siw2_counters;
  *	(conf.c); process context only
  * @conf: the device's settings (conf.c)
  */
+/* Why a QP changed state, as the siw2_qp_state tracepoint names it. */
+enum siw2_qp_cause {
+	SIW2_QP_CAUSE_MODIFY,		/* its consumer's modify_qp */
+	SIW2_QP_CAUSE_CM,		/* connection setup */
+	SIW2_QP_CAUSE_CM_FAIL,		/* a hand-over to the QP failed */
+	SIW2_QP_CAUSE_TERM_SENT,	/* siw2 sent a Terminate */
+	SIW2_QP_CAUSE_TERM_RCVD,	/* the peer sent one */
+	SIW2_QP_CAUSE_LLP_CLOSED,	/* the stream ended */
+	SIW2_QP_CAUSE_LLP_ERROR,	/* a send on it failed */
+	SIW2_QP_CAUSE_RING,		/* user ring indices lied */
+	SIW2_QP_CAUSE_DESTROY,		/* destroy_qp */
+};
+
 /**
  * struct siw2_conf - a device's settings, which each connection copies
  *	when it starts (conf.c; Documentation/admin-guide.md). All are u32,
@@ -689,7 +702,7 @@ void siw2_qp_iw_rem_ref(struct ib_qp *ibqp);
 void siw2_qp_get(struct siw2_qp *qp);
 void siw2_qp_put(struct siw2_qp *qp);
 int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state state);
-void siw2_qp_set_error(struct siw2_qp *qp);
+void siw2_qp_set_error(struct siw2_qp *qp, enum siw2_qp_cause cause);
 void siw2_qp_stream_done(struct siw2_qp *qp);
 void siw2_qp_kick_tx(struct siw2_qp *qp);
 void siw2_qp_start_tx(struct siw2_qp *qp);

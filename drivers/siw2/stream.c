@@ -344,7 +344,7 @@ void siw2_stream_terminate(struct siw2_stream *s, const struct siw2_term_info *t
 		first = true;
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
-	siw2_qp_set_error(s->qp);
+	siw2_qp_set_error(s->qp, SIW2_QP_CAUSE_TERM_SENT);
 	siw2_stream_close(s, -EPROTO, false);
 	if (!first)
 		return;

@@ -40,6 +40,7 @@
 
 #include "engine.h"
 #include "batch.h"
+#include "trace.h"
 
 /* Messages started per round before the engine yields to its work item. */
 #define TX_BUDGET 64
@@ -125,9 +126,18 @@ static int flush(struct siw2_stream *s, bool block)
 		}
 		msg.msg_iter = tx->iter;
 		ret = sock_sendmsg(s->sock, &msg);
+		if (ret == -EAGAIN && !tx->stalled) {
+			tx->stalled = true;
+			trace_siw2_tx_stall(&s->sdev->ibdev, s->qp->base.qp_num,
+					    iov_iter_count(&tx->iter));
+		}
 		if (ret <= 0)
 			return ret ? ret : -EPIPE;
 		tx->iter = msg.msg_iter;
+	}
+	if (tx->stalled) {
+		tx->stalled = false;
+		trace_siw2_tx_unstall(&s->sdev->ibdev, s->qp->base.qp_num, 0);
 	}
 	if (tx->batch_zc) {
 		put_page(tx->stage);
@@ -738,7 +748,7 @@ static void tx_round(struct siw2_stream *s)
 			if (ret == -EAGAIN)
 				return;
 			if (ret) {
-				siw2_qp_set_error(s->qp);
+				siw2_qp_set_error(s->qp, SIW2_QP_CAUSE_LLP_ERROR);
 				siw2_stream_close(s, ret, true);
 				return;
 			}
@@ -886,7 +896,9 @@ void siw2_tx_close(struct siw2_stream *s)
 	if (siw2_batch_add_fpdu(s, ulpdu, len, 0, 0))
 		return;
 	siw2_batch_seal(tx);
-	flush(s, true);
+	if (!flush(s, true))
+		trace_siw2_term_sent(&s->sdev->ibdev, s->qp->base.qp_num,
+				     &s->term);
 }
 
 /* The close work, after the engine stopped for good. */
