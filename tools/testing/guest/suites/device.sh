@@ -259,6 +259,12 @@ if t_wait "rdma system set netns exclusive" 30; then
 		test "$(xsh x1 cat \
 			/sys/class/infiniband/siw2_x1/ports/1/hw_counters/cm_connected)" \
 		-ge 1
+	# Its settings moved with it: its namespace's administrator sets them.
+	xf=/sys/class/infiniband/siw2_x1/siw2/mpa_markers
+	t_ok "exclusive: the moved device is configured from inside its namespace" \
+		xsh x1 sh -c "echo 1 >$xf && grep -qx 1 $xf && echo 0 >$xf"
+	t_eq "exclusive: its settings are not seen outside it" "" \
+		"$(cat "$xf" 2>/dev/null)"
 	moved_under_use
 	# The namespaces go with their devices: the core moves each device
 	# back to the initial namespace, then its netdev's removal ends it.
