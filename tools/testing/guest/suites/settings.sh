@@ -104,25 +104,25 @@ terms() {
 # "REV CRC MARKERS_TX MARKERS_RX" as restrack shows them on that end.
 cap_ports=()
 pair() {
-	local i=$1 j=$2 ti tj opts spid cpid
-	opts=(-a 192.0.2.$j -p "$port" -C 100000 -S 64)
-	ip netns exec st$j timeout 60 rping -s "${opts[@]}" >"$tmp/s$port" 2>&1 &
+	local i=st$1 j=st$2 di=siw2_s$1 dj=siw2_s$2 ti tj opts spid cpid
+	opts=(-a "192.0.2.$2" -p "$port" -C 100000 -S 64)
+	ip netns exec "$j" timeout 60 rping -s "${opts[@]}" >"$tmp/s$port" 2>&1 &
 	spid=$!
-	t_listening st$j "$port"
-	ip netns exec st$i timeout 60 rping -c "${opts[@]}" >"$tmp/c$port" 2>&1 &
+	t_listening "$j" "$port"
+	ip netns exec "$i" timeout 60 rping -c "${opts[@]}" >"$tmp/c$port" 2>&1 &
 	cpid=$!
-	if t_wait "ip netns exec st$i rdma res show qp link siw2_s$i/1 | grep -q ' state RTS '" 20 &&
-	   t_wait "ip netns exec st$j rdma res show qp link siw2_s$j/1 | grep -q ' state RTS '" 20; then
-		ti=$(terms st$i siw2_s$i) tj=$(terms st$j siw2_s$j)
+	if t_wait "ip netns exec $i rdma res show qp link $di/1 | grep -q ' state RTS '" 20 &&
+	   t_wait "ip netns exec $j rdma res show qp link $dj/1 | grep -q ' state RTS '" 20; then
+		ti=$(terms "$i" "$di") tj=$(terms "$j" "$dj")
 	fi
 	# Not reap: the capture runs on.
 	pkill -x rping
 	wait "$spid" "$cpid"
 	read -r r c mt mr <<<"$3"
-	t_eq "s$i->s$j: the initiator's terms (rev crc markers tx/rx)" \
+	t_eq "s$1->s$2: the initiator's terms (rev crc markers tx/rx)" \
 		"drv_mpa_rev $r drv_mpa_enhanced $((r - 1)) drv_crc $c drv_markers_tx $mt drv_markers_rx $mr" "$ti"
 	read -r r c mt mr <<<"$4"
-	t_eq "s$i->s$j: the responder's terms" \
+	t_eq "s$1->s$2: the responder's terms" \
 		"drv_mpa_rev $r drv_mpa_enhanced $((r - 1)) drv_crc $c drv_markers_tx $mt drv_markers_rx $mr" "$tj"
 	cap_ports+=("$port")
 	port=$((port + 1))
@@ -214,8 +214,8 @@ echo Y >"$params/mpa_crc"
 refuse() {
 	local f=$cls/siw2_s1/siw2/$1 v0 out
 	v0=$(cat "$f")
-	out=$(bash -c "echo '$2' >$f" 2>&1)
-	if [ $? != 0 ] && [[ $out = *"Invalid argument"* ]] &&
+	if ! out=$(bash -c "echo '$2' >$f" 2>&1) &&
+	   [[ $out = *"Invalid argument"* ]] &&
 	   [ "$(cat "$f")" = "$v0" ]; then
 		return 0
 	fi
@@ -255,6 +255,7 @@ t_eq "neither refused write changed it" 0 "$(cat "$f")"
 for i in 1 2 3; do
 	ip netns exec st$i rdma link delete siw2_s$i
 done
+# shellcheck disable=SC2016 # t_wait evaluates it
 t_ok "no endpoint left" t_wait '[ "$(obj cep)" = 0 ]' 10
 t_ok "modprobe -r siw2" modprobe -r siw2
 t_done
