@@ -5,7 +5,7 @@
  * endpoint (struct siw2_cep) that runs the TCP handshake and MPA startup
  * (RFC 5044 7.1, RFC 6581) on a kernel socket. The listening sockets, and
  * the listeners passive endpoints come from, are listen.c's (cm.h is what
- * the two files tell each other). MPA's rules are mpa.c's pure state
+ * the two files tell each other). MPA's rules are mpa_cm.c's pure state
  * machine, sockets are socket.c's, and once the stream is in Full
  * Operation the QP's data path owns it (llp.h).
  *

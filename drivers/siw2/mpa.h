@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * MPA (RFC 5044, RFC 6581): connection setup, FPDU framing, CRC32c and
- * Markers, as pure code. Nothing here touches a socket, allocates, sleeps
+ * MPA (RFC 5044, RFC 6581): FPDU framing, CRC32c and Markers (mpa.c) and
+ * connection setup (mpa_cm.c), as pure code. Nothing here touches a socket, allocates, sleeps
  * or locks: every state lives in a struct the caller owns and serializes.
  *
  * Stream positions: each direction counts octets from its MPA start point,
@@ -304,7 +304,7 @@ size_t siw2_mpa_fpdu_build(struct siw2_mpa_tx *tx, const void *ulpdu, u32 len,
 u32 siw2_mpa_tx_frame(struct siw2_mpa_tx *tx, u8 *buf, u32 len);
 
 /*
- * ---- Connection setup (RFC 5044 7.1, RFC 6581) ----
+ * ---- Connection setup (RFC 5044 7.1, RFC 6581): mpa_cm.c ----
  *
  * The caller sends the frames siw2_mpa_cm_request()/_accept()/_reject()
  * write, feeds received bytes to siw2_mpa_cm_rx() until it returns an

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * KUnit tests for mpa.c: CRC32c against RFC 3720 B.4 and the RFC 5044
+ * KUnit tests for mpa.c and mpa_cm.c: CRC32c against RFC 3720 B.4 and the RFC 5044
  * example FPDUs, framing under any split of the byte stream, Markers at
  * every stream offset, the CRC folding of a receiver that folds it itself,
  * connection setup outcomes and every error value.
