@@ -12,12 +12,12 @@
  * - @tx is touched only by the holder of @tx_mutex (tx.c): the thread that
  *   rang a doorbell or posted, or the stream's work item. Softirq context
  *   never takes it; it queues the work instead.
- * - What both sides share (@ord, @orq, @ird, @irq, @recs, @term, the
+ * - What both sides share (@ord, @orq, @ird, @inq, @recs, @term, the
  *   retire index) is under @lock, taken with interrupts off. Lock order:
  *   @lock before the QP's sq_lock, before a CQ's lock. Two exceptions
  *   for the send engine: a record at or past @fetched is its own until
- *   it publishes @fetched, and it may look at @irq_tail unlocked to find
- *   the IRQ empty (a Request added later kicks it again).
+ *   it publishes @fetched, and it may look at @inq_tail unlocked to find
+ *   the inbound queue empty (a Request added later kicks it again).
  *
  * Lifetime: the stream is allocated by siw2_stream_attach() and stays
  * the QP's after it closed, until destroy_qp frees it (siw2_stream_free())
@@ -76,8 +76,11 @@ struct siw2_orq_entry {
 	bool do_inval;
 };
 
-/* An inbound RDMA Read Request being answered (IRD). */
-struct siw2_irq_entry {
+/*
+ * An inbound RDMA Read or Atomic Request being answered (IRD), in the
+ * inbound request queue (inq; "irq" would read as an interrupt).
+ */
+struct siw2_inq_entry {
 	struct siw2_mr *mr;	/* the source region, held; NULL if len 0 */
 	u32 src_stag;		/* ... which was found by this STag */
 	u32 sink_stag;
@@ -214,10 +217,10 @@ struct siw2_stream {
 	u32 orq_head;
 	u32 orq_tail;
 	struct siw2_rdmap_ird ird;
-	struct siw2_irq_entry *irq;	/* ird.max entries, the RTR, more */
-	u32 irq_mask;			/* a power of 2, less 1 */
-	u32 irq_head;
-	u32 irq_tail;
+	struct siw2_inq_entry *inq;	/* ird.max entries, the RTR, more */
+	u32 inq_mask;			/* a power of 2, less 1 */
+	u32 inq_head;
+	u32 inq_tail;
 	struct siw2_term_info term;
 
 	struct list_head zc_list;	/* zcopy.c's zc_lock */
@@ -232,7 +235,7 @@ struct siw2_stream {
 };
 
 /*
- * The outbound (ORQ) and inbound (IRQ) request queues are rings sized to
+ * The outbound (ORQ) and inbound (INQ) request queues are rings sized to
  * the depths negotiated for the connection, not to siw2's maxima: an idle
  * QP with IRD and ORD 1 keeps a few dozen octets here, not 11 KiB. Their
  * indices run freely; an entry is found by masking.
@@ -243,16 +246,16 @@ static inline struct siw2_orq_entry *siw2_orq_at(struct siw2_stream *s,
 	return &s->orq[i & s->orq_mask];
 }
 
-static inline struct siw2_irq_entry *siw2_irq_at(struct siw2_stream *s,
+static inline struct siw2_inq_entry *siw2_inq_at(struct siw2_stream *s,
 						 u32 i)
 {
-	return &s->irq[i & s->irq_mask];
+	return &s->inq[i & s->inq_mask];
 }
 
 /* No room for one more inbound request (a bound IRD accounting keeps). */
-static inline bool siw2_irq_full(const struct siw2_stream *s)
+static inline bool siw2_inq_full(const struct siw2_stream *s)
 {
-	return s->irq_tail - s->irq_head > s->irq_mask;
+	return s->inq_tail - s->inq_head > s->inq_mask;
 }
 
 /* stream.c */

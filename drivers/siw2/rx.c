@@ -483,7 +483,7 @@ static u32 end_read_req(struct siw2_stream *s)
 {
 	const struct siw2_rdmap_hdr *h = &s->rx.hdr;
 	struct siw2_stag_view view;
-	struct siw2_irq_entry *e;
+	struct siw2_inq_entry *e;
 	struct siw2_mr *mr = NULL;
 	bool rtr = s->rx.disp == SIW2_RX_RTR;
 	unsigned long flags;
@@ -501,10 +501,10 @@ static u32 end_read_req(struct siw2_stream *s)
 		}
 	}
 	spin_lock_irqsave(&s->lock, flags);
-	cause = siw2_rdmap_ird_admit(&s->ird, rtr, !siw2_irq_full(s));
+	cause = siw2_rdmap_ird_admit(&s->ird, rtr, !siw2_inq_full(s));
 	if (!cause) {
-		e = siw2_irq_at(s, s->irq_tail);
-		WRITE_ONCE(s->irq_tail, s->irq_tail + 1);
+		e = siw2_inq_at(s, s->inq_tail);
+		WRITE_ONCE(s->inq_tail, s->inq_tail + 1);
 		memset(e, 0, sizeof(*e));
 		e->mr = mr;
 		e->src_stag = h->rreq.src_stag;
@@ -531,7 +531,7 @@ static u32 end_atomic_req(struct siw2_stream *s)
 {
 	const struct siw2_atomic *a = &s->rx.hdr.atomic;
 	struct siw2_stag_view view;
-	struct siw2_irq_entry *e;
+	struct siw2_inq_entry *e;
 	unsigned long flags;
 	struct siw2_mr *mr;
 	u64 old = 0, new;
@@ -544,7 +544,7 @@ static u32 end_atomic_req(struct siw2_stream *s)
 	if (cause)
 		goto out;
 	spin_lock_irqsave(&s->lock, flags);
-	cause = siw2_rdmap_ird_admit(&s->ird, false, !siw2_irq_full(s));
+	cause = siw2_rdmap_ird_admit(&s->ird, false, !siw2_inq_full(s));
 	spin_unlock_irqrestore(&s->lock, flags);
 	if (cause)
 		goto out;
@@ -564,8 +564,8 @@ static u32 end_atomic_req(struct siw2_stream *s)
 		siw2_rdmap_ird_end(&s->ird);
 		cause = SIW2_TERM_RDMAP_CATASTROPHIC;
 	} else {
-		e = siw2_irq_at(s, s->irq_tail);
-		WRITE_ONCE(s->irq_tail, s->irq_tail + 1);
+		e = siw2_inq_at(s, s->inq_tail);
+		WRITE_ONCE(s->inq_tail, s->inq_tail + 1);
 		memset(e, 0, sizeof(*e));
 		e->atomic = true;
 		e->counted = true;

@@ -88,7 +88,7 @@ static void stream_free(struct siw2_stream *s)
 		if (s->tx.copy[i])
 			put_page(s->tx.copy[i]);
 	kvfree(s->recs);
-	kvfree(s->irq);
+	kvfree(s->inq);
 	kvfree(s->orq);
 	kfree(s);
 }
@@ -176,12 +176,12 @@ static int attach(struct siw2_qp *qp, struct socket *sock,
 	s->ird.max = stream_depth(conn->ird, SIW2_MAX_IRD);
 	s->orq_mask = roundup_pow_of_two(s->ord.max) - 1;
 	/* The RTR's zero-length Read takes no IRD credit (RFC 6581 9.2). */
-	s->irq_mask = roundup_pow_of_two(s->ird.max + 1) - 1;
+	s->inq_mask = roundup_pow_of_two(s->ird.max + 1) - 1;
 	s->orq = kvcalloc(s->orq_mask + 1, sizeof(*s->orq), GFP_KERNEL);
-	s->irq = kvcalloc(s->irq_mask + 1, sizeof(*s->irq), GFP_KERNEL);
+	s->inq = kvcalloc(s->inq_mask + 1, sizeof(*s->inq), GFP_KERNEL);
 	s->recs = kvcalloc(qp->sq.size, sizeof(*s->recs), GFP_KERNEL);
 	s->tx.stage = alloc_page(GFP_KERNEL);
-	if (!s->orq || !s->irq || !s->recs || !s->tx.stage) {
+	if (!s->orq || !s->inq || !s->recs || !s->tx.stage) {
 		stream_free(s);
 		return -ENOMEM;
 	}

@@ -57,13 +57,13 @@ static bool closing(struct siw2_stream *s)
  * the batch goes to TCP, as the peer may send its next Request the moment
  * it has the last octet (RFC 5040 5.2 counts a Read outstanding until then).
  */
-static void irq_retire(struct siw2_stream *s)
+static void inq_retire(struct siw2_stream *s)
 {
-	struct siw2_irq_entry *e;
+	struct siw2_inq_entry *e;
 	unsigned long flags;
 
 	spin_lock_irqsave(&s->lock, flags);
-	e = siw2_irq_at(s, s->irq_head++);
+	e = siw2_inq_at(s, s->inq_head++);
 	if (e->counted)
 		siw2_rdmap_ird_end(&s->ird);
 	spin_unlock_irqrestore(&s->lock, flags);
@@ -87,7 +87,7 @@ static int build(struct siw2_stream *s)
 		if (seg.last) {
 			tx->busy = false;
 			if (tx->fin == SIW2_FIN_IRQ)
-				irq_retire(s);
+				inq_retire(s);
 		}
 	}
 	siw2_batch_seal(tx);
@@ -351,16 +351,16 @@ static bool rtr_next(struct siw2_stream *s)
  * RFC 5040 5.2: Read Responses in the order the Requests came; RFC 7306
  * Atomic Responses share that order, as their Requests share queue 1.
  */
-static bool irq_start(struct siw2_stream *s)
+static bool inq_start(struct siw2_stream *s)
 {
 	struct siw2_tx_src *src = &s->tx.src;
 	struct siw2_rdmap_hdr m = {};
-	struct siw2_irq_entry *e;
+	struct siw2_inq_entry *e;
 	unsigned long flags;
 	u32 len;
 
 	spin_lock_irqsave(&s->lock, flags);
-	e = siw2_irq_at(s, s->irq_head);
+	e = siw2_inq_at(s, s->inq_head);
 	src_clear(src);
 	if (e->atomic) {
 		/* RFC 7306: the Original Value, for the Request Identifier. */
@@ -386,14 +386,14 @@ static bool irq_start(struct siw2_stream *s)
 /*
  * The receive engine adds a Request under s->lock and kicks us after: one
  * not seen here is seen by the round that kick asks for. The check is
- * apart from irq_start() so that the round which finds no work, the last
+ * apart from inq_start() so that the round which finds no work, the last
  * of every burst, does not initialise a message header on the stack.
  */
-static bool irq_next(struct siw2_stream *s)
+static bool inq_next(struct siw2_stream *s)
 {
-	if (READ_ONCE(s->irq_tail) == s->irq_head)
+	if (READ_ONCE(s->inq_tail) == s->inq_head)
 		return false;
-	return irq_start(s);
+	return inq_start(s);
 }
 
 static u8 send_opcode(const struct siw2_sqe *sqe)
@@ -708,7 +708,7 @@ static bool next_msg(struct siw2_stream *s)
 {
 	if (!s->tx.rtr_done)
 		return rtr_next(s);
-	if (irq_next(s))
+	if (inq_next(s))
 		return true;
 	return sq_next(s);
 }
@@ -796,7 +796,7 @@ static void tx_run(struct siw2_stream *s)
 
 /*
  * Marks work for the engine. What the caller published first (an SQE, a
- * Request in the IRQ) is visible to whichever round clears the bit, even
+ * Request in the INQ) is visible to whichever round clears the bit, even
  * one of another thread that holds tx_mutex now: a user's SQ index is
  * published without any lock the engine takes.
  */
@@ -904,7 +904,7 @@ void siw2_tx_close(struct siw2_stream *s)
 /* The close work, after the engine stopped for good. */
 void siw2_tx_release(struct siw2_stream *s)
 {
-	struct siw2_irq_entry *e;
+	struct siw2_inq_entry *e;
 	unsigned long flags;
 	u32 i;
 
@@ -921,12 +921,12 @@ void siw2_tx_release(struct siw2_stream *s)
 		put_page(s->tx.stage_next);
 	s->tx.stage_next = NULL;
 	spin_lock_irqsave(&s->lock, flags);
-	for (i = s->irq_head; i != s->irq_tail; i++) {
-		e = siw2_irq_at(s, i);
+	for (i = s->inq_head; i != s->inq_tail; i++) {
+		e = siw2_inq_at(s, i);
 		if (e->mr)
 			siw2_mr_put(e->mr);
 		e->mr = NULL;
 	}
-	s->irq_head = s->irq_tail;
+	s->inq_head = s->inq_tail;
 	spin_unlock_irqrestore(&s->lock, flags);
 }
