@@ -267,10 +267,9 @@ t_log "rping on one device: $((SECONDS - start)) s"
 # path is the loopback's, whose MSS would allow FPDUs of 64768 octets and
 # 129 Markers each: more pieces than a send batch holds.
 if [ -z "$ref" ]; then
-	markers=/sys/module/siw2/parameters/mpa_markers
-	echo Y >"$markers"
+	siw2_set mpa_markers Y
 	rping_run "rping, one device, Markers, 65000 B x50 verified" - - $L4 65000 50
-	echo N >"$markers"
+	siw2_set mpa_markers N
 fi
 
 if [ -z "$ref" ]; then
@@ -486,11 +485,11 @@ large_fpdus() {
 	mss_ulpdu=$((1448 - 2 - 4))
 	t_eq "mpa_large_fpdu is off by default" N "$(cat "$large")"
 	walk_capture small "mpa_large_fpdu off: 64 KiB Writes in FPDUs within the MSS" mss
-	echo Y >"$large"
+	siw2_set mpa_large_fpdu Y
 	walk_capture large "mpa_large_fpdu on at both ends: FPDUs beyond the MSS" big
 	rping_run "mpa_large_fpdu on: rping, $where, 65000 B x50 verified" \
 		"$sns" "$cns" "$A4" 65000 50
-	echo N >"$large"
+	siw2_set mpa_large_fpdu N
 	t_log "large FPDUs: $((SECONDS - start)) s"
 }
 
