@@ -482,7 +482,7 @@ static int hand_over(struct siw2_cep *cep, bool initiator)
 	if (ret)
 		return ret;
 	ret = siw2_stream_attach(cep->qp, cep->sock, &cep->mpa.conn, cep,
-				 initiator, NULL, 0);
+				 &cep->conf, initiator, NULL, 0);
 	if (ret) {
 		if (ret != -EBUSY)
 			siw2_qp_set_error(cep->qp, SIW2_QP_CAUSE_CM_FAIL);
@@ -917,9 +917,11 @@ drop:
 /*
  * Reads and drops what the peer sent of a frame being refused. TCP
  * resets a connection closed with octets unread, and an RFC 6581
- * initiator retries with revision 1 only after a close (RFC 6581 10). A
- * Request comes in one piece of at most SIW2_MPA_FRAME_MAX octets, and
- * its sender then waits for the Reply, so one buffer's worth is all.
+ * initiator retries with revision 1 only after a close (RFC 6581 10).
+ * Initiators send a Request, at most SIW2_MPA_FRAME_MAX octets, in one
+ * piece and then wait for the Reply, so what is queued is all of it;
+ * should TCP have split it (an MSS below the frame's size), the rest
+ * arrives after the close and the initiator sees a reset, as before.
  */
 static void rx_discard(struct siw2_cep *cep)
 {

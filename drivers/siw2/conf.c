@@ -7,8 +7,8 @@
  * (struct siw2_conf, Documentation/admin-guide.md lists them). A
  * connection takes a snapshot of its device's settings when it starts
  * (cm.c: at iw_connect, or when a listener accepts the TCP connection)
- * and keeps it, so a change applies to the next connection and never to
- * one under way; what a connection negotiated is in `rdma resource show
+ * and keeps it (the stream its tx_zerocopy), so a change applies to the
+ * next connection and never to one under way; what a connection negotiated is in `rdma resource show
  * qp -dd` (restrack.c). sq_poll_us and port_map are read for each poll
  * and each new listen or connect instead.
  *
@@ -19,8 +19,8 @@
  * Locking. sdev->conf_lock, a spinlock taken in process context only,
  * serializes the writers and makes a snapshot consistent (a revision with
  * the p2p setting it was chosen with). A field read on its own outside
- * the lock (tx_zerocopy at stream attach, sq_poll_us) is read with
- * READ_ONCE, so writers use WRITE_ONCE.
+ * the lock (sq_poll_us, by the pollers) is read with READ_ONCE, so
+ * writers use WRITE_ONCE.
  *
  * Permission. The files are 0644, and a write must also come from a task
  * with CAP_NET_ADMIN over the user namespace of the device's network

@@ -200,7 +200,7 @@ struct siw2_stream {
 	struct siw2_sock_cb cb;
 	struct siw2_mpa_conn conn;
 	bool initiator;
-	bool tx_zerocopy;	/* the device's setting at attach (zcopy.c) */
+	bool tx_zerocopy;	/* the connection's setting (zcopy.c) */
 	unsigned long flags;
 	int close_reason;
 	bool abortive;

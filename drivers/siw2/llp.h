@@ -45,6 +45,7 @@ struct socket;
 struct siw2_qp;
 struct siw2_cep;
 struct siw2_mpa_conn;
+struct siw2_conf;
 
 /**
  * siw2_stream_attach() - give an established MPA stream to a QP
@@ -53,6 +54,8 @@ struct siw2_mpa_conn;
  *	caller keeps its reference until siw2_cm_llp_closed()
  * @conn: what MPA negotiated (revision, CRC, markers, RTR, IRD/ORD); copied
  * @cep: the CM endpoint to report the end of the stream to
+ * @conf: the connection's copy of its device's settings (tx_zerocopy);
+ *	read here only
  * @initiator: this side sent the MPA Request. The initiator sends the
  *	negotiated RTR (conn->rtr) before anything else; the responder sends
  *	no FPDU until the first FPDU from the initiator arrived (RFC 5044
@@ -69,8 +72,8 @@ struct siw2_mpa_conn;
  */
 int siw2_stream_attach(struct siw2_qp *qp, struct socket *sock,
 		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
-		       bool initiator, const void *rx_prefix,
-		       size_t rx_prefix_len);
+		       const struct siw2_conf *conf, bool initiator,
+		       const void *rx_prefix, size_t rx_prefix_len);
 
 /**
  * siw2_stream_ready() - wait until the QP may take a connection

@@ -154,7 +154,7 @@ int siw2_stream_ready(struct siw2_qp *qp)
 /* Inside siw2_stream_srcu (see last_stream_ended()). */
 static int attach(struct siw2_qp *qp, struct socket *sock,
 		  const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
-		  bool initiator)
+		  const struct siw2_conf *conf, bool initiator)
 {
 	struct sock *sk = sock->sk;
 	struct siw2_stream *s, *old;
@@ -194,7 +194,7 @@ static int attach(struct siw2_qp *qp, struct socket *sock,
 	s->conn.pdata = NULL;
 	s->conn.pdata_len = 0;
 	s->initiator = initiator;
-	s->tx_zerocopy = READ_ONCE(qp->sdev->conf.tx_zerocopy);
+	s->tx_zerocopy = conf->tx_zerocopy;
 	spin_lock_init(&s->lock);
 	INIT_LIST_HEAD(&s->zc_list);
 	mutex_init(&s->tx_mutex);
@@ -264,15 +264,15 @@ static int attach(struct siw2_qp *qp, struct socket *sock,
 
 int siw2_stream_attach(struct siw2_qp *qp, struct socket *sock,
 		       const struct siw2_mpa_conn *conn, struct siw2_cep *cep,
-		       bool initiator, const void *rx_prefix,
-		       size_t rx_prefix_len)
+		       const struct siw2_conf *conf, bool initiator,
+		       const void *rx_prefix, size_t rx_prefix_len)
 {
 	int idx, ret;
 
 	if (rx_prefix_len)
 		return -EINVAL;
 	idx = srcu_read_lock(&siw2_stream_srcu);
-	ret = attach(qp, sock, conn, cep, initiator);
+	ret = attach(qp, sock, conn, cep, conf, initiator);
 	srcu_read_unlock(&siw2_stream_srcu, idx);
 	return ret;
 }
