@@ -537,8 +537,9 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 	unsigned int ev = 0;
 
 	lockdep_assert_held(&qp->lock);
-	trace_siw2_qp_state(qp->base.device, qp->base.qp_num, qp->state, next,
-			    cause);
+	if (qp->state != next)
+		trace_siw2_qp_state(qp->base.device, qp->base.qp_num,
+				    qp->state, next, cause);
 	WRITE_ONCE(qp->state, next);
 	switch (next) {
 	case IB_QPS_ERR:
@@ -1069,8 +1070,9 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	trace_siw2_qp_state(ibqp->device, ibqp->qp_num, qp->state, IB_QPS_ERR,
-			    SIW2_QP_CAUSE_DESTROY);
+	if (qp->state != IB_QPS_ERR)
+		trace_siw2_qp_state(ibqp->device, ibqp->qp_num, qp->state,
+				    IB_QPS_ERR, SIW2_QP_CAUSE_DESTROY);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	/* Its consumer is not told of the QP it is destroying. */
 	qp->last_wqe = true;

@@ -190,6 +190,7 @@ TRACE_EVENT(siw2_qp_state,
  * A Terminate (RFC 5040 4.8): its cause, which headers it carries
  * (hdrctl: M, D, R as on the wire) and, with D, the offending DDP
  * header's fields: tagged, its STag and TO; untagged, its QN, MSN and MO.
+ * One received too malformed to parse ends in "malformed", its fields 0.
  */
 DECLARE_EVENT_CLASS(siw2_term_class,
 	TP_PROTO(const struct ib_device *dev, u32 qpn,
@@ -211,6 +212,7 @@ DECLARE_EVENT_CLASS(siw2_term_class,
 		__field(u32, qn)
 		__field(u32, msn)
 		__field(u32, mo)
+		__field(bool, parsed)
 	),
 	TP_fast_assign(
 		const struct siw2_ddp_tagged_hdr *th =
@@ -220,6 +222,7 @@ DECLARE_EVENT_CLASS(siw2_term_class,
 
 		strscpy(__entry->dev, dev->name, IB_DEVICE_NAME_MAX);
 		__entry->qpn = qpn;
+		__entry->parsed = t->cause & SIW2_TERM_SET;
 		__entry->layer = SIW2_TERM_CAUSE_LAYER(t->cause);
 		__entry->etype = SIW2_TERM_CAUSE_ETYPE(t->cause);
 		__entry->ecode = SIW2_TERM_CAUSE_ECODE(t->cause);
@@ -240,13 +243,14 @@ DECLARE_EVENT_CLASS(siw2_term_class,
 		__entry->mo = t->ddp_len && !__entry->tagged ?
 			be32_to_cpu(uh->mo) : 0;
 	),
-	TP_printk("dev=%s qpn=%u layer=%s etype=%u ecode=0x%02x hdrctl=%s seg_len=%u ddp_ctrl=0x%02x rdmap_ctrl=0x%02x %s stag=0x%x to=0x%llx qn=%u msn=%u mo=%u",
+	TP_printk("dev=%s qpn=%u layer=%s etype=%u ecode=0x%02x hdrctl=%s seg_len=%u ddp_ctrl=0x%02x rdmap_ctrl=0x%02x %s stag=0x%x to=0x%llx qn=%u msn=%u mo=%u%s",
 		  __entry->dev, __entry->qpn, show_term_layer(__entry->layer),
 		  __entry->etype, __entry->ecode,
 		  __entry->hdrctl[0] ? __entry->hdrctl : "-",
 		  __entry->seg_len, __entry->ddp_ctrl, __entry->rdmap_ctrl,
 		  __entry->tagged ? "tagged" : "untagged", __entry->stag,
-		  __entry->to, __entry->qn, __entry->msn, __entry->mo)
+		  __entry->to, __entry->qn, __entry->msn, __entry->mo,
+		  __entry->parsed ? "" : " malformed")
 );
 
 DEFINE_EVENT(siw2_term_class, siw2_term_sent,

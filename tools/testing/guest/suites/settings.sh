@@ -178,7 +178,7 @@ ip netns exec st1 timeout 120 rping -s "${opts[@]}" >"$tmp/live.s" 2>&1 &
 t_listening st1 "$port"
 ip netns exec st3 timeout 120 stdbuf -oL rping -c -v "${opts[@]}" >"$tmp/live.c" 2>&1 &
 cpid=$!
-wait_for "$tmp/live.c" 'ping data' 30
+t_ok "live: rping is under way" wait_for "$tmp/live.c" 'ping data' 30
 before=$(terms st3 siw2_s3)
 for v in 1 0 1 0 1 0; do
 	set1 siw2_s3 mpa_crc $v
@@ -192,6 +192,7 @@ reap 20
 port=$((port + 1))
 t_eq "live: rping -V x$n goes on while s3's settings change" \
 	"0 $n 0" "$rc $(grep -c '^ping data' "$tmp/live.c") $(grep -c 'data mismatch' "$tmp/live.c")"
+t_match "live: restrack shows the connection's terms" '^drv_mpa_rev 2 ' "$before"
 t_eq "live: the connection's terms stay as negotiated" "$before" "$during"
 t_eq "live: the device took the last values" "0 0 1" \
 	"$(get1 siw2_s3 mpa_crc) $(get1 siw2_s3 mpa_markers) $(get1 siw2_s3 mpa_rev)"
