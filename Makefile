@@ -31,7 +31,7 @@ SELFTEST := $(TOP)/tools/testing/guest/kmod
 SELFTEST_SRCS := $(wildcard $(SELFTEST)/*.c) $(SELFTEST)/Kbuild
 
 .PHONY: all modules module provider install install-module install-provider \
-	deps check check-full check-rdma-core check-debug debug-kernel kunit demo fuzz lint clean help vm-prereqs \
+	deps deb check check-full check-rdma-core check-debug debug-kernel kunit demo fuzz lint clean help vm-prereqs \
 	guest-tools \
 	$(addprefix module-,$(KVERS))
 
@@ -42,6 +42,7 @@ help:
 	@echo 'make KVER=x     build for kernel x only (headers in /lib/modules/x/build)'
 	@echo 'make install    install module (+depmod) and provider on this host'
 	@echo 'make deps       install build and test dependencies (apt-get, root)'
+	@echo 'make deb        Debian packages siw2-dkms and libsiw2 in .build/deb (lintian-checked)'
 	@echo 'make demo       boot a guest, create a siw2 device, show it'
 	@echo 'make check      all tests CI runs (KUnit + guest suites, both kernels)'
 	@echo 'make check-full every guest suite on both kernels'
@@ -129,6 +130,9 @@ install-provider: provider
 
 deps:
 	$(TOP)/scripts/deps
+
+deb:
+	$(TOP)/scripts/deb
 
 check:
 	$(TOP)/scripts/check
