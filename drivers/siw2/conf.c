@@ -8,9 +8,10 @@
  * connection takes a snapshot of its device's settings when it starts
  * (cm.c: at iw_connect, or when a listener accepts the TCP connection)
  * and keeps it (the stream its tx_zerocopy), so a change applies to the
- * next connection and never to one under way; what a connection negotiated is in `rdma resource show
- * qp -dd` (restrack.c). sq_poll_us and port_map are read for each poll
- * and each new listen or connect instead.
+ * next connection and never to one under way; what a connection
+ * negotiated is in `rdma resource show qp -dd` (restrack.c). sq_poll_us
+ * and port_map are read for each poll and each new listen or connect
+ * instead.
  *
  * Two choices stay module-wide: copy_impl and mpa_crc_impl (copy.c,
  * crc.c) pick the CPU routine for a job every device does alike, and
