@@ -105,6 +105,16 @@ t_match() {
 	fi
 }
 
+# t_nomatch NAME REGEX TEXT: no line of TEXT matches.
+t_nomatch() {
+	if printf '%s\n' "$3" | grep -Eq -- "$2"; then
+		t_fail "$1" "a line matches /$2/:" \
+			"$(printf '%s\n' "$3" | grep -E -- "$2" | head -n 3)"
+	else
+		t_pass "$1"
+	fi
+}
+
 # t_lines [NAME]: the lines of a test program on stdin ("PASS check",
 # "FAIL check: why", "SKIP check: why") as this suite's checks, each
 # named "NAME: check" when NAME is given; other lines are logged.

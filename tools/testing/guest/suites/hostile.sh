@@ -28,15 +28,6 @@ in1() { ip netns exec hp1 "$@"; }
 in2() { ip netns exec hp2 "$@"; }
 # shellcheck disable=SC2016 # t_wait evaluates it
 gone() { t_wait '[ "$(obj cep)" = 0 ] && [ "$(obj qp)" = 0 ]' "${1:-10}"; }
-# t_nomatch NAME REGEX TEXT: no line of TEXT matches.
-t_nomatch() {
-	if printf '%s\n' "$3" | grep -Eq -- "$2"; then
-		t_fail "$1" "a line matches /$2/:" \
-			"$(printf '%s\n' "$3" | grep -E -- "$2" | head -n 3)"
-	else
-		t_pass "$1"
-	fi
-}
 
 p2p0=''
 cleanup() {
