@@ -473,7 +473,7 @@ static bool flush_rq(struct siw2_qp *qp, struct flush_mark *m)
  */
 static bool flush_all(struct siw2_qp *qp, spinlock_t *lock,
 		      bool (*batch)(struct siw2_qp *, struct flush_mark *),
-		      bool can_sleep, u32 *done)
+		      bool can_sleep)
 {
 	struct flush_mark m = {};
 	unsigned long flags;
@@ -490,22 +490,21 @@ static bool flush_all(struct siw2_qp *qp, spinlock_t *lock,
 		if (more && can_sleep)
 			cond_resched();
 	} while (more);
-	*done = m.done;
+	if (m.done)
+		trace_siw2_qp_flush(qp->base.device, qp->base.qp_num,
+				    lock == &qp->sq_lock ? m.done : 0,
+				    lock == &qp->sq_lock ? 0 : m.done);
 	return m.broken;
 }
 
 /* Return: true if a ring is broken. */
 static bool flush_queues(struct siw2_qp *qp, bool can_sleep)
 {
-	u32 sq, rq = 0;
 	bool broken;
 
-	broken = flush_all(qp, &qp->sq_lock, flush_sq, can_sleep, &sq);
+	broken = flush_all(qp, &qp->sq_lock, flush_sq, can_sleep);
 	if (!qp->srq)
-		broken |= flush_all(qp, &qp->rq_lock, flush_rq, can_sleep,
-				    &rq);
-	if (sq || rq)
-		trace_siw2_qp_flush(qp->base.device, qp->base.qp_num, sq, rq);
+		broken |= flush_all(qp, &qp->rq_lock, flush_rq, can_sleep);
 	return broken;
 }
 
@@ -1175,7 +1174,6 @@ int siw2_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	bool broken = false;
 	int ret = 0;
-	u32 n;
 
 	/*
 	 * User space writes its SQ itself; no work requests is a doorbell.
@@ -1213,11 +1211,8 @@ unlock:
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 
 	/* Kernel ULPs post from any context. */
-	if (state == IB_QPS_ERR) {
-		broken = flush_all(qp, &qp->sq_lock, flush_sq, false, &n);
-		if (n)
-			trace_siw2_qp_flush(ibqp->device, ibqp->qp_num, n, 0);
-	}
+	if (state == IB_QPS_ERR)
+		broken = flush_all(qp, &qp->sq_lock, flush_sq, false);
 	if (ret)
 		*bad_wr = wr;
 	if (broken)
@@ -1235,7 +1230,6 @@ int siw2_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	bool broken = false;
 	int ret = 0;
-	u32 n;
 
 	if (qp->user) {
 		if (wr) {
@@ -1270,11 +1264,8 @@ int siw2_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 unlock:
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 
-	if (state == IB_QPS_ERR) {
-		broken = flush_all(qp, &qp->rq_lock, flush_rq, false, &n);
-		if (n)
-			trace_siw2_qp_flush(ibqp->device, ibqp->qp_num, 0, n);
-	}
+	if (state == IB_QPS_ERR)
+		broken = flush_all(qp, &qp->rq_lock, flush_rq, false);
 	if (ret)
 		*bad_wr = wr;
 	if (broken)
