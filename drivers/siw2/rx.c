@@ -354,18 +354,16 @@ static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 
 /* ---- segment end: delivery ---- */
 
+/* What siw2_mr_invalidate() found, as RDMAP's rule wants to see it. */
 static u32 inval_cause(enum siw2_mr_fault fault)
 {
-	switch (fault) {
-	case SIW2_MR_OK:
-		return 0;
-	case SIW2_MR_BAD_STAG:
-		return SIW2_TERM_RDMAP_INVALID_STAG;
-	case SIW2_MR_BAD_PD:
-		return SIW2_TERM_RDMAP_STAG_NOT_ASSOC;
-	default:
-		return SIW2_TERM_RDMAP_PROT_CANNOT_INV;
-	}
+	struct siw2_inval_view v = {
+		.exists = fault != SIW2_MR_BAD_STAG,
+		.same_pd = fault != SIW2_MR_BAD_PD,
+		.invalidatable = fault == SIW2_MR_OK,
+	};
+
+	return siw2_rdmap_check_inval(&v);
 }
 
 static u32 end_send(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)

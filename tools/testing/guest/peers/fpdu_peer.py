@@ -798,6 +798,21 @@ def sc_read_resp_long(c):
             ("sleep", 1)]
 
 
+def sc_send_inv_bad_stag(c):
+    bad = c.stag ^ 0xffffff00
+    segs = send_msg(OP_SEND_INV, c.next_msn(QN_SEND), b"invalidate",
+                    c.a.mulpdu, inval=bad)
+    return [("send", Msg("send_inv len=10 inval_stag=0x%08x (no region)" %
+                         bad, segs, segs[-1][:UNTAGGED_LEN]))]
+
+
+def sc_send_inv_user_mr(c):
+    segs = send_msg(OP_SEND_INV, c.next_msn(QN_SEND), b"invalidate",
+                    c.a.mulpdu, inval=c.stag)
+    return [("send", Msg("send_inv len=10 inval_stag=0x%08x (a user MR)" %
+                         c.stag, segs, segs[-1][:UNTAGGED_LEN]))]
+
+
 def sc_send_term(c):
     seg = term_msg(0, 2, 0xff)
     return [("send", Msg("terminate layer=rdmap etype=2 ecode=0xff", [seg]))]
@@ -872,6 +887,12 @@ SCENARIOS = {
     "read-resp-long": (sc_read_resp_long, "any",
                        "a Read Response longer than the Read Request it "
                        "answers (RFC 5040 4.4, 5.2)"),
+    "send-inv-bad-stag": (sc_send_inv_bad_stag, (0, 2, 0x09),
+                          "Send with Invalidate naming no region "
+                          "(RFC 5040 5.3, 4.8)"),
+    "send-inv-user-mr": (sc_send_inv_user_mr, (0, 2, 0x09),
+                         "Send with Invalidate naming a region that is "
+                         "not a fast registration (RFC 5040 5.3, 4.8)"),
     "send-term": (sc_send_term, "none",
                   "this peer sends a Terminate; none may come back "
                   "(RFC 5040 5.4)"),

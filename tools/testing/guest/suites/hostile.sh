@@ -196,6 +196,17 @@ case_connect read-oob read-oob "" ""
 check_term read-oob 'layer=rdmap etype=1 ecode=0x01 hdrctl=MDR .*copy=same' \
 	'RDMAP remote protection error, base or bounds (RFC 5040 4.8)'
 
+# --- Sends with Invalidate naming what may not be invalidated: one rule
+# (rdmap.c, siw2_rdmap_check_inval()) gives the code; the receive fails.
+for sc in send-inv-bad-stag send-inv-user-mr; do
+	case_connect $sc $sc "" ""
+	check_term $sc 'layer=rdmap etype=2 ecode=0x09 hdrctl=MD .*copy=same' \
+		'RDMAP remote operation error, STag cannot be invalidated (RFC 5040 5.3, 4.8)'
+	t_nomatch "$sc: the receive does not complete successfully" \
+		'^WC .*status=SUCCESS opcode=RECV' "$T"
+	t_match "$sc: the region is still registered" '^REGION intact' "$T"
+done
+
 # --- 3. More Read Requests than the IRD siw2 advertised (2)
 case_connect read-beyond-ird read-beyond-ird "-i 2 -m 262144" ""
 t_match "read-beyond-ird: siw2 advertised IRD 2 in its Reply (RFC 6581 9.1)" \
