@@ -167,6 +167,18 @@ enum siw2_rx_state {
 	SIW2_RX_DEAD,		/* nothing more is processed */
 };
 
+/*
+ * Where the receive path is in the Writes it receives, for RFC 7306
+ * Write with Immediate Data: an Immediate Data message is the Write's
+ * own only when it directly follows a Write that ended. Other messages
+ * may arrive between a Write's segments and leave it where it was.
+ */
+enum siw2_rx_write {
+	SIW2_RX_WRITE_NONE = 0,	/* the last message ended was no Write */
+	SIW2_RX_WRITE_MID,	/* a Write's segments arrive, not the last */
+	SIW2_RX_WRITE_ENDED,	/* the last message ended was a Write */
+};
+
 /* Receive engine state, owned by the receive path. */
 struct siw2_stream_rx {
 	struct siw2_mpa_rx mpa;
@@ -186,10 +198,9 @@ struct siw2_stream_rx {
 	u32 rqe_len;
 	struct siw2_mr *sge_mr;	/* cache for the current scatter entry */
 	u32 sge_idx;
-	/* A Write message just ended (Write with Immediate Data). */
-	bool after_write;
-	bool in_write;		/* a Write's segments arrive, not the last */
-	u32 write_len;
+	/* The Write being received, or just ended (rx.c, write_track()). */
+	enum siw2_rx_write write;
+	u32 write_len;		/* its octets so far */
 };
 
 struct siw2_stream {

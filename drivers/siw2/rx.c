@@ -408,7 +408,7 @@ static u32 end_imm(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 
 	if (!ev->msg_done)
 		return 0;
-	if (rx->after_write)
+	if (rx->write == SIW2_RX_WRITE_ENDED)
 		rqe_complete(s, IB_WC_SUCCESS, SIW2_WC_RECV_WRITE_IMM, flags,
 			     rx->write_len, imm);
 	else
@@ -642,10 +642,27 @@ static void got_terminate(struct siw2_stream *s,
 	siw2_qp_event(s->qp, IB_EVENT_QP_FATAL);
 }
 
+/*
+ * The one place rx->write changes: at the end of each Write segment, and
+ * of each other message (@write false), which ends a Write's claim to
+ * the Immediate Data that follows it but not a Write in progress.
+ */
+static void write_track(struct siw2_stream_rx *rx, bool write)
+{
+	if (write) {
+		/* The length of this Write message, not of a run of Writes. */
+		rx->write_len = (rx->write == SIW2_RX_WRITE_MID ?
+				 rx->write_len : 0) + rx->seg_len;
+		rx->write = rx->hdr.last ? SIW2_RX_WRITE_ENDED :
+					   SIW2_RX_WRITE_MID;
+	} else if (rx->write == SIW2_RX_WRITE_ENDED) {
+		rx->write = SIW2_RX_WRITE_NONE;
+	}
+}
+
 static void seg_end(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 {
 	struct siw2_stream_rx *rx = &s->rx;
-	bool was_write = false;
 	u32 cause = 0;
 
 	switch (rx->cls) {
@@ -653,11 +670,7 @@ static void seg_end(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 		if (rx->mr)
 			siw2_mr_put(rx->mr);
 		rx->mr = NULL;
-		/* The length of this Write message, not of a run of Writes. */
-		rx->write_len = (rx->in_write ? rx->write_len : 0) +
-				rx->seg_len;
-		rx->in_write = !rx->hdr.last;
-		was_write = true;
+		write_track(rx, true);
 		break;
 	case SIW2_CLASS_READ_RESP:
 		cause = end_read_resp(s);
@@ -687,12 +700,10 @@ static void seg_end(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 		rx_terminate(s, cause);
 		return;
 	}
-	if (ev->msg_done || (rx->cls == SIW2_CLASS_WRITE && rx->hdr.last)) {
-		rx->after_write = was_write;
-		if (!was_write)
-			rx->write_len = 0;
+	if (rx->cls != SIW2_CLASS_WRITE && ev->msg_done)
+		write_track(rx, false);
+	if (ev->msg_done || (rx->cls == SIW2_CLASS_WRITE && rx->hdr.last))
 		rx_enter(rx, SIW2_RX_RUN);
-	}
 }
 
 static void ddp_event(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)

@@ -813,6 +813,28 @@ def sc_send_inv_user_mr(c):
                          c.stag, segs, segs[-1][:UNTAGGED_LEN]))]
 
 
+def imm_msg(c, value):
+    return untagged_hdr(OP_IMM, QN_SEND, c.next_msn(QN_SEND), 0) + \
+        struct.pack(">Q", value)
+
+
+def sc_imm_inside_write(c):
+    # Write A whole; Write B's first half, an Immediate, B's second half,
+    # an Immediate. Only the second follows a Write that ended.
+    a = tagged_hdr(OP_WRITE, c.stag, c.to) + b"A" * 64
+    b1 = tagged_hdr(OP_WRITE, c.stag, c.to + 64, last=False) + b"B" * 48
+    b2 = tagged_hdr(OP_WRITE, c.stag, c.to + 112) + b"b" * 48
+    return [("send", Msg("write len=64", [a])),
+            ("send", Msg("write len=48 without L", [b1])),
+            ("send", Msg("imm 0x11 inside the second Write",
+                         [imm_msg(c, 0x11)])),
+            ("send", Msg("write len=48, the second Write's last", [b2])),
+            ("send", Msg("imm 0x22 after the second Write",
+                         [imm_msg(c, 0x22)])),
+            ("sleep", 0.5),
+            ("shutdown",)]
+
+
 def sc_send_term(c):
     seg = term_msg(0, 2, 0xff)
     return [("send", Msg("terminate layer=rdmap etype=2 ecode=0xff", [seg]))]
@@ -893,6 +915,9 @@ SCENARIOS = {
     "send-inv-user-mr": (sc_send_inv_user_mr, (0, 2, 0x09),
                          "Send with Invalidate naming a region that is "
                          "not a fast registration (RFC 5040 5.3, 4.8)"),
+    "imm-inside-write": (sc_imm_inside_write, "none",
+                         "an Immediate Data message between the segments "
+                         "of a Write, another after it (RFC 7306)"),
     "send-term": (sc_send_term, "none",
                   "this peer sends a Terminate; none may come back "
                   "(RFC 5040 5.4)"),

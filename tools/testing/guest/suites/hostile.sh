@@ -207,6 +207,18 @@ for sc in send-inv-bad-stag send-inv-user-mr; do
 	t_match "$sc: the region is still registered" '^REGION intact' "$T"
 done
 
+# --- Immediate Data inside a Write and after it (RFC 7306): only the one
+# that directly follows a whole Write is the Write's immediate.
+n='an Immediate inside a Write'
+case_connect imm-write imm-inside-write "" ""
+t_nomatch "$n: no Terminate, no violation" '^(term|violation|crc_bad) ' "$P"
+t_match "$n: siw2 closes after the peer's FIN" '^verdict match' "$P"
+t_match "$n: the first is a plain Immediate" \
+	'^WC wr_id=0 status=SUCCESS opcode=RECV len=0' "$T"
+t_match "$n: the second is the Write's, with the whole Write's length" \
+	'^WC wr_id=1 status=SUCCESS opcode=RECV_RDMA_WITH_IMM len=96' "$T"
+t_match "$n: both Writes landed" '^REGION changed first=0 last=159' "$T"
+
 # --- 3. More Read Requests than the IRD siw2 advertised (2)
 case_connect read-beyond-ird read-beyond-ird "-i 2 -m 262144" ""
 t_match "read-beyond-ird: siw2 advertised IRD 2 in its Reply (RFC 6581 9.1)" \
