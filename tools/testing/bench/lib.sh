@@ -9,17 +9,6 @@
 #   {"system":..,"crc":..,"test":..,"size":..,"rep":..,"metric":..,"value":..}
 # and a run that gave nothing has "error" instead of metric and value.
 
-# siw2_set NAME VALUE: the siw2 setting NAME of every siw2 device there
-# is and, as the module parameter, of the devices made after (conf.c).
-siw2_set() {
-	local d
-	echo "$2" >"/sys/module/siw2/parameters/$1" || return
-	for d in /sys/class/infiniband/*/siw2; do
-		[ -e "$d/$1" ] || continue
-		echo "$2" >"$d/$1" || return
-	done
-}
-
 # --- the two hosts ----------------------------------------------------------
 #
 # The server side "s" and the client side "c" are the two ends of a veth

@@ -21,16 +21,9 @@ esac
 # t_depth QUICK FULL: the count for this run's depth.
 t_depth() { if [ "$T_DEPTH" = quick ]; then echo "$1"; else echo "$2"; fi; }
 
-# siw2_set NAME VALUE: the siw2 setting NAME of every siw2 device there
-# is and, as the module parameter, of the devices made after (conf.c).
-siw2_set() {
-	local d
-	echo "$2" >"/sys/module/siw2/parameters/$1" || return
-	for d in /sys/class/infiniband/*/siw2; do
-		[ -e "$d/$1" ] || continue
-		echo "$2" >"$d/$1" || return
-	done
-}
+# siw2_set NAME VALUE (conf.c's settings, of every device and new ones)
+# shellcheck source=tools/testing/guest/conf.sh
+. "${BASH_SOURCE[0]%/*}/conf.sh"
 
 t_log() { printf '%s: %s\n' "$T_SUITE" "$*"; }
 
@@ -190,6 +183,21 @@ mk_dummy() {
 	ip link add "$name" type dummy &&
 	ip addr add "$addr" dev "$name" &&
 	ip link set "$name" up
+}
+
+# ns_pair NS1 DEV1 ADDR1 NS2 DEV2 ADDR2: two network namespaces joined by
+# a veth pair, DEV1 in NS1 with ADDR1/24 and DEV2 in NS2 with ADDR2/24,
+# everything up (lo too). The suite adds its devices and any IPv6.
+ns_pair() {
+	ip netns add "$1" &&
+	ip netns add "$4" &&
+	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4" &&
+	ip -n "$1" link set lo up &&
+	ip -n "$4" link set lo up &&
+	ip -n "$1" addr add "$3/24" dev "$2" &&
+	ip -n "$4" addr add "$6/24" dev "$5" &&
+	ip -n "$1" link set "$2" up &&
+	ip -n "$4" link set "$5" up
 }
 
 # What /sys/kernel/debug/siw2/objects shows when nothing is alive.

@@ -273,17 +273,9 @@ if [ -z "$ref" ]; then
 fi
 
 if [ -z "$ref" ]; then
-	ip netns add ap1
-	ip netns add ap2
-	ip link add av1 netns ap1 type veth peer name av2 netns ap2
-	nsx ap1 ip link set lo up
-	nsx ap2 ip link set lo up
-	nsx ap1 ip addr add $S4/24 dev av1
-	nsx ap2 ip addr add 198.51.100.2/24 dev av2
+	ns_pair ap1 av1 $S4 ap2 av2 198.51.100.2
 	nsx ap1 ip addr add $S6/64 dev av1 nodad
 	nsx ap2 ip addr add 2001:db8::2/64 dev av2 nodad
-	nsx ap1 ip link set av1 up
-	nsx ap2 ip link set av2 up
 	t_ok "rdma link add $sdev in ap1" \
 		nsx ap1 rdma link add "$sdev" type siw2 netdev av1
 	t_ok "rdma link add $cdev in ap2" \

@@ -48,17 +48,9 @@ fi
 t_ok "modprobe siw2" modprobe siw2
 siw2_set mpa_p2p 0
 modprobe rdma_ucm 2>/dev/null
-ip netns add cm1
-ip netns add cm2
-ip link add v1 netns cm1 type veth peer name v2 netns cm2
-in1 ip link set lo up
-in2 ip link set lo up
-in1 ip addr add $A4/24 dev v1
-in2 ip addr add 198.51.100.2/24 dev v2
+ns_pair cm1 v1 $A4 cm2 v2 198.51.100.2
 in1 ip addr add $A6/64 dev v1 nodad
 in2 ip addr add 2001:db8::2/64 dev v2 nodad
-in1 ip link set v1 up
-in2 ip link set v2 up
 t_ok "rdma link add in cm1" in1 rdma link add siw2_a type siw2 netdev v1
 t_ok "rdma link add in cm2" in2 rdma link add siw2_b type siw2 netdev v2
 t_reach cm2 $A4

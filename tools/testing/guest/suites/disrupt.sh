@@ -28,15 +28,7 @@ drained() {
 pid_of() { pgrep -n -f "$1.*$2"; }
 
 setup_net() {
-	ip netns add d1
-	ip netns add d2
-	ip link add v1 netns d1 type veth peer name v2 netns d2
-	in1 ip link set lo up
-	in2 ip link set lo up
-	in1 ip addr add $A/24 dev v1
-	in2 ip addr add 192.0.2.2/24 dev v2
-	in1 ip link set v1 up
-	in2 ip link set v2 up
+	ns_pair d1 v1 $A d2 v2 192.0.2.2
 	in1 rdma link add siw2_d1 type siw2 netdev v1 &&
 		in2 rdma link add siw2_d2 type siw2 netdev v2
 }

@@ -54,15 +54,7 @@ fi
 t_ok "fpdu_peer.py: CRC32c and FPDU layout (RFC 3720 B.4, RFC 5044 Fig. 5)" \
 	python3 -S "$fp" selftest
 
-ip netns add hp1
-ip netns add hp2
-ip link add v1 netns hp1 type veth peer name v2 netns hp2
-in1 ip link set lo up
-in2 ip link set lo up
-in1 ip addr add $A/24 dev v1
-in2 ip addr add $B/24 dev v2
-in1 ip link set v1 up
-in2 ip link set v2 up
+ns_pair hp1 v1 $A hp2 v2 $B
 t_ok "rdma link add in hp1" in1 rdma link add siw2_h type siw2 netdev v1
 t_reach hp2 $A
 

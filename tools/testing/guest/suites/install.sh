@@ -96,15 +96,7 @@ t_eq "the DKMS build is the only siw2.ko modprobe could find" \
 	"$(find "/lib/modules/$kver" -name 'siw2.ko*' 2>/dev/null)"
 
 # --- the installed provider, found without environment variables
-ip netns add in1
-ip netns add in2
-ip link add v1 netns in1 type veth peer name v2 netns in2
-ip -n in1 link set lo up
-ip -n in2 link set lo up
-ip -n in1 addr add $A/24 dev v1
-ip -n in2 addr add 198.51.100.2/24 dev v2
-ip -n in1 link set v1 up
-ip -n in2 link set v2 up
+ns_pair in1 v1 $A in2 v2 198.51.100.2
 # The unit's own commands, for v1 in in1 (systemd is not pid 1 here).
 start=$(sed -n 's/^ExecStart=//p' "$unit" | sed 's/%I/v1/g')
 stop=$(sed -n 's/^ExecStop=//p' "$unit" | sed 's/%I/v1/g')

@@ -103,11 +103,7 @@ here=$top/tools/testing/guest
 A=198.51.100.1
 in1() { ip netns exec lp1 "$@"; }
 if pt=$(t_prog peer_target) &&
-	ip netns add lp1 && ip netns add lp2 &&
-	ip link add lv1 netns lp1 type veth peer name lv2 netns lp2 &&
-	in1 ip addr add $A/24 dev lv1 &&
-	ip netns exec lp2 ip addr add 198.51.100.2/24 dev lv2 &&
-	in1 ip link set lv1 up && ip netns exec lp2 ip link set lv2 up &&
+	ns_pair lp1 lv1 $A lp2 lv2 198.51.100.2 &&
 	in1 rdma link add siw2_l type siw2 netdev lv1; then
 	modprobe rdma_ucm 2>/dev/null
 	as_user "$bin" siw2_l hold "$tmp/go" >"$tmp/hold" 2>&1 &

@@ -36,15 +36,7 @@ in1() { nsenter --net=/run/netns/n1 "$@"; }
 in2() { nsenter --net=/run/netns/n2 "$@"; }
 
 setup_net() {
-	ip netns add n1 &&
-	ip netns add n2 &&
-	ip link add v1 netns n1 type veth peer name v2 netns n2 &&
-	in1 ip link set lo up &&
-	in2 ip link set lo up &&
-	in1 ip addr add $A/24 dev v1 &&
-	in2 ip addr add 192.0.2.2/24 dev v2 &&
-	in1 ip link set v1 up &&
-	in2 ip link set v2 up &&
+	ns_pair n1 v1 $A n2 v2 192.0.2.2 &&
 	in1 rdma link add siw2_n1 type siw2 netdev v1 &&
 	in2 rdma link add siw2_n2 type siw2 netdev v2
 }

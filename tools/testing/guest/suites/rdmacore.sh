@@ -41,14 +41,7 @@ t_ok "modprobe siw2" modprobe siw2
 modprobe rdma_ucm 2>/dev/null
 mk_dummy rd0 192.0.2.1/24
 t_ok "rdma link add siw2_0" rdma link add siw2_0 type siw2 netdev rd0
-ip netns add rc1
-ip netns add rc2
-ip link add rv1 netns rc1 type veth peer name rv2 netns rc2
-for n in 1 2; do
-	ip -n rc$n link set lo up
-	ip -n rc$n addr add 198.51.100.$n/24 dev rv$n
-	ip -n rc$n link set rv$n up
-done
+ns_pair rc1 rv1 198.51.100.1 rc2 rv2 198.51.100.2
 t_ok "rdma link add siw2_a in rc1" \
 	ip netns exec rc1 rdma link add siw2_a type siw2 netdev rv1
 t_ok "rdma link add siw2_b in rc2" \

@@ -81,15 +81,7 @@ penv=("${PERFTEST_ENV[@]}")
 
 t_ok "modprobe siw2" modprobe siw2
 modprobe rdma_ucm 2>/dev/null
-ip netns add sp1
-ip netns add sp2
-ip link add spv1 netns sp1 type veth peer name spv2 netns sp2
-ip -n sp1 link set lo up
-ip -n sp2 link set lo up
-ip -n sp1 addr add $S/24 dev spv1
-ip -n sp2 addr add 198.51.100.2/24 dev spv2
-ip -n sp1 link set spv1 up
-ip -n sp2 link set spv2 up
+ns_pair sp1 spv1 $S sp2 spv2 198.51.100.2
 t_ok "rdma link add siw2_sp1" ip netns exec sp1 rdma link add siw2_sp1 type siw2 netdev spv1
 t_ok "rdma link add siw2_sp2" ip netns exec sp2 rdma link add siw2_sp2 type siw2 netdev spv2
 t_reach sp2 $S

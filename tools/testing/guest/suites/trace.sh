@@ -48,15 +48,7 @@ done
 cmt=$(t_prog cm_test)
 pt=$(t_prog peer_target)
 
-ip netns add tc1
-ip netns add tc2
-ip link add v1 netns tc1 type veth peer name v2 netns tc2
-ip -n tc1 link set lo up
-ip -n tc2 link set lo up
-ip -n tc1 addr add $A/24 dev v1
-ip -n tc2 addr add $B/24 dev v2
-ip -n tc1 link set v1 up
-ip -n tc2 link set v2 up
+ns_pair tc1 v1 $A tc2 v2 $B
 ip netns exec tc1 rdma link add siw2_t1 type siw2 netdev v1
 ip netns exec tc2 rdma link add siw2_t2 type siw2 netdev v2
 t_reach tc2 $A

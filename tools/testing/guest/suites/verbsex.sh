@@ -47,15 +47,7 @@ fi
 
 t_ok "modprobe siw2" modprobe siw2
 modprobe rdma_ucm 2>/dev/null
-ip netns add vx1
-ip netns add vx2
-ip link add vv1 netns vx1 type veth peer name vv2 netns vx2
-in1 ip link set lo up
-in2 ip link set lo up
-in1 ip addr add $A4/24 dev vv1
-in2 ip addr add 198.51.100.2/24 dev vv2
-in1 ip link set vv1 up
-in2 ip link set vv2 up
+ns_pair vx1 vv1 $A4 vx2 vv2 198.51.100.2
 t_ok "rdma link add in vx1" in1 rdma link add siw2_vx1 type siw2 netdev vv1
 t_ok "rdma link add in vx2" in2 rdma link add siw2_vx2 type siw2 netdev vv2
 t_reach vx2 $A4
