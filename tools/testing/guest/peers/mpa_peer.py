@@ -15,6 +15,9 @@ saw; the suite checks the lines.
       accepts a revision 1 one. An enhanced accept carries IRD,ORD
       (default 4,4) and echoes the peer-to-peer bit A with a Write RTR (C);
       the first FPDU received after it is printed
+  mpa_peer.py churn ADDR PORT --count N [--pdata TEXT]
+      N connections, one after another without waiting, each ended by a
+      reset or FIN at another step of the MPA setup; prints the tally
   mpa_peer.py fill ADDR PORT
       a listener whose accept queue is full, so that SYNs are dropped;
       runs until killed
@@ -188,6 +191,40 @@ def respond(a):
             out("peer end", wait_end(s, 60))
 
 
+def reset_close(s):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+
+
+def churn(a):
+    """Connections that end at once, each at another step of MPA setup: a
+    reset before the Request, within it, right after it, after the Reply;
+    a FIN right after the Request. No connection waits for another."""
+    req = frame(KEY_REQ, FLAG_C, 2, a.pdata.encode(), (8, 8))
+    ways = ["before", "within", "after", "fin", "reply"]
+    done = {w: 0 for w in ways}
+    for i in range(a.count):
+        way = ways[i % len(ways)]
+        try:
+            s = socket.create_connection((a.addr, a.port), timeout=10)
+            if way == "within":
+                s.sendall(req[:10])
+            elif way != "before":
+                s.sendall(req)
+            if way == "fin":
+                s.close()
+            elif way == "reply":
+                s.settimeout(10)
+                read_frame(s)
+                reset_close(s)
+            else:
+                reset_close(s)
+            done[way] += 1
+        except OSError as e:
+            out("peer churn %s: %s" % (way, e))
+    out("peer churn " + " ".join("%s=%d" % (w, done[w]) for w in ways))
+
+
 def fill(a):
     ls = socket.socket(family(a.addr), socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -202,7 +239,8 @@ def fill(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["request", "silent", "respond", "fill"])
+    p.add_argument("cmd", choices=["request", "silent", "respond", "fill",
+                                   "churn"])
     p.add_argument("addr")
     p.add_argument("port", type=int)
     p.add_argument("--key", choices=["good", "bad"], default="good")
@@ -215,7 +253,7 @@ def main():
     p.add_argument("--ird-ord", default="4,4")
     a = p.parse_args()
     {"request": request, "silent": silent, "respond": respond,
-     "fill": fill}[a.cmd](a)
+     "fill": fill, "churn": churn}[a.cmd](a)
 
 
 if __name__ == "__main__":

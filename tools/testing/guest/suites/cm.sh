@@ -245,6 +245,40 @@ t_match "teardown: a connection without Request is reset at once" \
 t_ok "teardown: no endpoint left" ceps_gone
 t_eq "teardown: no listener left" 0 "$(obj listener)"
 
+# --- cve class: connections torn down while their CM work is queued.
+# Each connection of the churn ends (reset or FIN) at another step of the
+# MPA setup while the server still answers the one before; then the
+# server is killed with a second churn under way, so that its listener
+# and the endpoints of the requests go while their work is queued.
+n='cve class: a connection torn down while its CM work is queued'
+dm0=$(dmesg | wc -l)
+ip netns exec cm1 timeout 90 "$cmt" server $A4 7479 -n 100000 -T 5 \
+	>"$tmp/s10" 2>&1 &
+srv=$!
+wait_for "$tmp/s10" LISTENING
+in2 timeout 60 python3 -S "$pyp" churn $A4 7479 --count 60 \
+	--pdata accept:churn >"$tmp/p10" 2>&1
+t_match "$n: the peer made every connection" \
+	'^peer churn before=12 within=12 after=12 fin=12 reply=12$' \
+	"$(cat "$tmp/p10")"
+in2 timeout 30 "$cmt" client $A4 7479 -d accept:after -w 200 \
+	>"$tmp/c10" 2>&1
+t_match "$n: the listener still accepts after it" \
+	'client EVENT RDMA_CM_EVENT_ESTABLISHED' "$(cat "$tmp/c10")"
+ip netns exec cm2 timeout 60 python3 -S "$pyp" churn $A4 7479 --count 100 \
+	--pdata accept:churn >"$tmp/p11" 2>&1 &
+sleep 1
+kill "$srv"
+reap 40
+t_match "$n: the server saw requests of the churn" \
+	'CONNECT_REQUEST status=0 pdata_len=12 pdata=accept:churn' \
+	"$(cat "$tmp/s10")"
+t_ok "$n: no endpoint left" ceps_gone 20
+t_eq "$n: no listener left" 0 "$(obj listener)"
+t_nomatch "$n: the kernel reported nothing" \
+	'BUG|WARNING|Oops|refcount_t|use-after-free|general protection' \
+	"$(dmesg | tail -n +$((dm0 + 1)))"
+
 # --- a raw responder against a siw2 initiator
 retry=$(cnt cm_rev1_retry)
 ip netns exec cm1 timeout 60 python3 -S "$pyp" respond $A4 7480 \
