@@ -45,6 +45,11 @@
  *   LOC_QP_OP_ERR, flush what follows and end the connection; the rest
  *   of the run shows nothing broke (no oops, the objects go).
  *
+ * MODE ringrace:
+ *   Another thread of the client rewrites the SQ ring's entries while
+ *   libsiw2 posts RDMA Writes and the kernel reads them (ring_race()).
+ *   Every Write completes exactly once: done, or caught malformed with
+ *   LOC_QP_OP_ERR and the rest flushed.
  * MODE rtrread (the suite sets mpa_rtr to 4, so that the peer-to-peer RTR
  *   is a zero-length Read):
  *   The client posts a zero-length Read before it connects (siw2 runs
@@ -83,6 +88,7 @@
 #include <grp.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1097,6 +1103,107 @@ static void bad_rqe_check(struct side *s)
 	      ibv_wc_status_str(c.status), c.opcode);
 }
 
+/*
+ * ringrace: a second thread rewrites every SQE of the shared ring, over
+ * and over, while libsiw2 writes them and the kernel reads them (the
+ * class of rxe's receive-path double fetch, issue 38): at any moment an
+ * entry claims one SGE, as libsiw2 wrote it, or, one sweep in 64, 255.
+ * Whatever the kernel read, it must judge the copy it executes: each
+ * Write completes exactly once, as a Write or, for an entry caught with
+ * 255 SGEs, with LOC_QP_OP_ERR, and every one after that is flushed.
+ */
+#define RACE_WRS 400
+#define RACE_BATCH 16
+
+static int race_stop;
+
+static void *race_flip(void *arg)
+{
+	struct siw2_ring *r = arg;
+	struct siw2_sqe *e;
+	unsigned int n = 0;
+	uint32_t i;
+
+	while (!__atomic_load_n(&race_stop, __ATOMIC_RELAXED)) {
+		for (i = 0; i < r->num; i++) {
+			e = (void *)((char *)r->ents + (size_t)i * r->ent_size);
+			__atomic_store_n(&e->num_sge, n % 64 ? 1 : 255,
+					 __ATOMIC_RELAXED);
+		}
+		n++;
+	}
+	return NULL;
+}
+
+static void ring_race(struct side *s)
+{
+	static unsigned char seen[RACE_WRS];
+	int posted = 0, done = 0, ok = 0, bad = 0, flushed = 0, other = 0;
+	int dup = 0, unknown = 0, n, i, k;
+	struct comp c[RACE_BATCH];
+	bool failed = false;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, race_flip, &uqp(s->qp)->sq)) {
+		check(false, "cve class, ring rewritten while read: the rewriting thread starts", "%s",
+		      strerror(errno));
+		return;
+	}
+	while (posted < RACE_WRS) {
+		for (k = 0; k < RACE_BATCH && posted < RACE_WRS; k++) {
+			struct ibv_sge sge = lsge(s, 0, 16);
+			struct ibv_send_wr wr = {
+				.wr_id = posted, .sg_list = &sge, .num_sge = 1,
+				.opcode = IBV_WR_RDMA_WRITE,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.rdma = { .remote_addr = raddr(s, 0),
+					     .rkey = s->peer.rkey },
+			}, *badwr;
+
+			if (ibv_post_send(s->qp, &wr, &badwr))
+				break;
+			posted++;
+		}
+		n = poll_comps_for(s, c, posted - done, 20);
+		for (i = 0; i < n; i++) {
+			if (c[i].wr_id >= RACE_WRS) {
+				unknown++;
+				continue;
+			}
+			if (seen[c[i].wr_id]++)
+				dup++;
+			if (c[i].status == IBV_WC_SUCCESS && !failed)
+				ok++;
+			else if (c[i].status == IBV_WC_LOC_QP_OP_ERR && !failed)
+				bad++;
+			else if (c[i].status == IBV_WC_WR_FLUSH_ERR && failed)
+				flushed++;
+			else
+				other++;
+			if (c[i].status != IBV_WC_SUCCESS)
+				failed = true;
+		}
+		done += n;
+		if (n == 0 || k < RACE_BATCH)
+			break;
+	}
+	__atomic_store_n(&race_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	info("ring race: %d posted, %d Writes, %d LOC_QP_OP_ERR, %d flushed",
+	     posted, ok, bad, flushed);
+	check(done == posted && !dup && !unknown,
+	      "cve class, ring rewritten while read: every WR completes exactly once",
+	      "%d posted, %d completions, %d twice, %d unknown", posted, done,
+	      dup, unknown);
+	check(!other,
+	      "cve class, ring rewritten while read: Writes complete, one caught with 255 SGEs fails with LOC_QP_OP_ERR, the rest are flushed",
+	      "%d completions out of that order", other);
+	check(posted > 0, "cve class, ring rewritten while read: Writes were posted", "none");
+	/* A QP still in RTS has not seen a bad entry; end it ourselves. */
+	if (!failed)
+		rdma_disconnect(s->id);
+}
+
 static int run_client(const char *host, const char *port, const char *mode)
 {
 	struct rdma_conn_param param = {
@@ -1177,6 +1284,8 @@ static int run_client(const char *host, const char *port, const char *mode)
 		bad_rqe_check(&s);
 	} else if (!strcmp(mode, "rtrread")) {
 		rtr_read(&s);
+	} else if (!strcmp(mode, "ringrace")) {
+		ring_race(&s);
 	} else if (!strcmp(mode, "setuid")) {
 		drop_root(&s);
 		/* The RDMA CM refuses this process now; its exit disconnects. */
@@ -1428,7 +1537,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "rts"))
 		first = 3;
 	else if (argc < 4) {
-		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv|badsqe|badinline|badrqe|rtrread|setuid] [-T SEC]\n"
+		fprintf(stderr, "usage: verbsex_test server|client ADDR PORT [-m main|localinv|badsqe|badinline|badrqe|ringrace|rtrread|setuid] [-T SEC]\n"
 			"       verbsex_test rts DEV [-T SEC]\n");
 		return 2;
 	}

@@ -127,6 +127,7 @@ runpair localinv localinv
 runpair badsqe badsqe
 runpair badinline badinline
 runpair badrqe badrqe
+runpair ringrace ringrace
 # The RTR as a zero-length Read, a Read of the application right behind.
 siw2_set mpa_rtr 4
 runpair rtrread rtrread
