@@ -49,7 +49,7 @@ enum {
 	SIW2_S_TX_ALLOWED,	/* RFC 5044 7.1.2: the responder may send */
 	SIW2_S_TERM,		/* a Terminate is queued in @term */
 	SIW2_S_CLOSING,		/* the close work was queued */
-	SIW2_S_DRAIN,		/* graceful close: send what is begun, then FIN */
+	SIW2_S_DESTROY,		/* destroy_qp closes: FIN only on a boundary */
 	SIW2_S_CLOSED,		/* the socket is no longer used */
 	SIW2_S_RTR_READ,	/* initiator: a zero-length Read RTR is out */
 };
@@ -291,6 +291,7 @@ void siw2_tx_kick(struct siw2_stream *s);
 void siw2_tx_kick_async(struct siw2_stream *s);
 void siw2_tx_resume(struct siw2_stream *s);
 void siw2_tx_close(struct siw2_stream *s);
+bool siw2_tx_begun(struct siw2_stream *s);
 void siw2_tx_work(struct work_struct *work);
 void siw2_tx_retire(struct siw2_stream *s);
 void siw2_tx_release(struct siw2_stream *s);

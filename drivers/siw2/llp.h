@@ -87,14 +87,30 @@ int siw2_stream_attach(struct siw2_qp *qp, struct socket *sock,
 int siw2_stream_ready(struct siw2_qp *qp);
 
 /**
+ * enum siw2_close - how a QP ends its stream
+ * @SIW2_CLOSE_GRACEFUL: modify_qp to SQD (the iw_cm's disconnect): the
+ *	message begun is sent, then TCP's FIN
+ * @SIW2_CLOSE_ABORT: modify_qp to ERR or RESET (the iw_cm's abrupt
+ *	disconnect), a corrupt ring: TCP is reset, as an RNIC does
+ * @SIW2_CLOSE_DESTROY: destroy_qp, which never waits for the peer: a FIN
+ *	when no message is half sent (the stream ends on an FPDU boundary,
+ *	RFC 5044 7.2), a reset otherwise
+ */
+enum siw2_close {
+	SIW2_CLOSE_GRACEFUL,
+	SIW2_CLOSE_ABORT,
+	SIW2_CLOSE_DESTROY,
+};
+
+/**
  * siw2_stream_shutdown() - end the QP's use of its stream
  * @qp: the QP
- * @abortive: reset the connection instead of a graceful TCP close
+ * @how: see enum siw2_close
  *
- * Called by modify_qp (SQD: graceful, ERR: abortive) and destroy_qp.
- * Idempotent. siw2_cm_llp_closed() follows, once.
+ * Called by modify_qp and destroy_qp. Idempotent: a later abort
+ * overrides an earlier graceful close. siw2_cm_llp_closed() follows, once.
  */
-void siw2_stream_shutdown(struct siw2_qp *qp, bool abortive);
+void siw2_stream_shutdown(struct siw2_qp *qp, enum siw2_close how);
 
 /**
  * siw2_cm_llp_closed() - the QP no longer uses its stream

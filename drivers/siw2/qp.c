@@ -623,7 +623,7 @@ static void report_broken(struct siw2_qp *qp)
 	ev = set_state_flush(qp, ev, false);
 	ibdev_dbg(qp->base.device, "qp %u: corrupt ring indices\n",
 		  qp->base.qp_num);
-	siw2_stream_shutdown(qp, true);
+	siw2_stream_shutdown(qp, SIW2_CLOSE_ABORT);
 	set_state_done(qp, ev);
 	siw2_qp_event(qp, IB_EVENT_QP_FATAL);
 }
@@ -871,7 +871,8 @@ unlock:
 	if (!ret && (mask & IB_QP_STATE) && next != cur &&
 	    (next == IB_QPS_SQD || next == IB_QPS_ERR ||
 	     next == IB_QPS_RESET))
-		siw2_stream_shutdown(qp, next != IB_QPS_SQD);
+		siw2_stream_shutdown(qp, next == IB_QPS_SQD ?
+					 SIW2_CLOSE_GRACEFUL : SIW2_CLOSE_ABORT);
 	set_state_done(qp, ev);
 	if (ev & QP_EV_BROKEN)
 		report_broken(qp);
@@ -1079,7 +1080,7 @@ int siw2_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	xa_erase_irq(&sdev->qps, qp->base.qp_num);
 	siw2_sqpoll_unwatch(qp);
-	siw2_stream_shutdown(qp, true);
+	siw2_stream_shutdown(qp, SIW2_CLOSE_DESTROY);
 	siw2_qp_put(qp);
 	/*
 	 * Every holder lets go in bounded time: the stream once its close

@@ -366,6 +366,16 @@ static void close_work(struct work_struct *work)
 	mutex_lock(&s->tx_mutex);
 	set_bit(SIW2_S_CLOSED, &s->flags);
 	abortive = READ_ONCE(s->abortive);
+	/*
+	 * destroy_qp waits for this work, so it sends nothing more but a
+	 * queued Terminate: a FIN where the last message ended, a reset
+	 * where one would be cut (siw2_tx_close() would have to finish it).
+	 */
+	if (!abortive && test_bit(SIW2_S_DESTROY, &s->flags) &&
+	    !test_bit(SIW2_S_TERM, &s->flags) && siw2_tx_begun(s)) {
+		abortive = true;
+		WRITE_ONCE(s->abortive, true);
+	}
 	if (!abortive) {
 		WRITE_ONCE(sk->sk_sndtimeo, CLOSE_SEND_TIMEOUT);
 		siw2_tx_close(s);
@@ -396,15 +406,19 @@ static void close_work(struct work_struct *work)
 	siw2_qp_put(qp);
 }
 
-void siw2_stream_shutdown(struct siw2_qp *qp, bool abortive)
+void siw2_stream_shutdown(struct siw2_qp *qp, enum siw2_close how)
 {
+	bool abortive = how == SIW2_CLOSE_ABORT;
 	struct siw2_stream *s;
 	int idx;
 
 	idx = srcu_read_lock(&siw2_stream_srcu);
 	s = srcu_dereference(qp->stream, &siw2_stream_srcu);
-	if (s)
+	if (s) {
+		if (how == SIW2_CLOSE_DESTROY)
+			set_bit(SIW2_S_DESTROY, &s->flags);
 		siw2_stream_close(s, abortive ? -ECONNABORTED : 0, abortive);
+	}
 	srcu_read_unlock(&siw2_stream_srcu, idx);
 }
 

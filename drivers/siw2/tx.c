@@ -856,6 +856,13 @@ void siw2_tx_resume(struct siw2_stream *s)
 	queue_work_on(cpu, siw2_tx_wq, &s->tx_work);
 }
 
+/* A message is half sent, or an FPDU built and not all taken by TCP. */
+bool siw2_tx_begun(struct siw2_stream *s)
+{
+	lockdep_assert_held(&s->tx_mutex);
+	return s->tx.busy || s->tx.iter_live;
+}
+
 /**
  * siw2_tx_close() - what a graceful end owes the peer
  * @s: the stream, with tx_mutex held and the engine stopped

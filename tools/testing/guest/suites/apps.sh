@@ -464,6 +464,39 @@ walk_capture() {
 	verdict "$2" "$name" "${why[@]}"
 }
 
+# Teardown on the wire (issue 41): a clean rping and a clean run of each
+# perftest bandwidth test end every TCP connection with FINs, never a
+# reset. perftest's server destroys its QPs without a disconnect (the QP
+# goes to ERR by destroy_qp), which siw2 answered with a reset before;
+# RFC 5044 7.2: each half connection ends when DDP closes its TCP half.
+graceful_close() {
+	local cap=$tmp/close.pcapng cpid t rst fin conns
+	ip netns exec ap1 timeout 120 dumpcap -q -B 32 -i av1 -f tcp \
+		-w "$cap" >"$tmp/close.dumpcap" 2>&1 &
+	cpid=$!
+	t_wait "[ -s $cap ] || ! kill -0 $cpid" 30
+	rping_run "teardown: rping, 4 KiB x20 verified" "$sns" "$cns" "$A4" 4096 20
+	for t in write_bw read_bw send_bw; do
+		perf_run "$t" 65536 50 30
+		verdict "teardown: ib_$t -R, 65536 B x50" "$name" "${why[@]}"
+	done
+	sleep 1
+	kill -INT "$cpid" 2>/dev/null
+	wait "$cpid"
+	rst=$(tshark -r "$cap" -Y 'tcp.flags.reset == 1' 2>/dev/null | wc -l)
+	fin=$(tshark -r "$cap" -Y 'tcp.flags.fin == 1' 2>/dev/null | wc -l)
+	conns=$(tshark -r "$cap" -Y 'tcp.flags.syn == 1 && tcp.flags.ack == 0' \
+		2>/dev/null | wc -l)
+	t_log "teardown: $conns connections, $fin FINs, $rst resets"
+	t_eq "teardown: no TCP reset after clean rping and perftest runs" 0 "$rst"
+	if [ "$conns" -ge 7 ] && [ "$fin" -ge $((2 * conns)) ]; then
+		t_pass "teardown: both halves of each of the $conns connections end with a FIN"
+	else
+		t_fail "teardown: both halves of each connection end with a FIN" \
+			"$conns connections, $fin FINs"
+	fi
+}
+
 # Large FPDUs (mpa_large_fpdu, not RFC 5044): off, FPDUs fit the veth's
 # segments (4.5); on at both ends, 64 KiB Writes go as FPDUs larger than a
 # segment, CRCs checked on the way, and rping verifies data both ways.
@@ -646,6 +679,7 @@ if command -v ib_write_bw >/dev/null; then
 		verdict "perftest: ib_read_bw -R -o 16, IRD = ORD, 65536 B x$n" \
 			"$name" "${why[@]}"
 		t_log "ib_read_bw at the IRD: $((SECONDS - start)) s"
+		graceful_close
 		large_fpdus
 		zero_copy
 		crc_impls
