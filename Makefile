@@ -31,7 +31,7 @@ SELFTEST := $(TOP)/tools/testing/guest/kmod
 SELFTEST_SRCS := $(wildcard $(SELFTEST)/*.c) $(SELFTEST)/Kbuild
 
 .PHONY: all modules module provider install install-module install-provider \
-	deps deb check check-full check-rdma-core check-debug debug-kernel kunit demo fuzz lint clean help vm-prereqs \
+	deps deb check check-full check-hosts check-rdma-core check-debug debug-kernel kunit demo fuzz lint clean help vm-prereqs \
 	guest-tools \
 	$(addprefix module-,$(KVERS))
 
@@ -46,6 +46,7 @@ help:
 	@echo 'make demo       boot a guest, create a siw2 device, show it'
 	@echo 'make check      all tests CI runs (KUnit + guest suites, both kernels)'
 	@echo 'make check-full every guest suite on both kernels'
+	@echo 'make check-hosts the suites of two guests (6.1, 6.12) on a wire'
 	@echo 'make check-rdma-core libsiw2 for each rdma-core release tarball (host + guest)'
 	@echo 'make check-debug every guest suite on the debug kernel (KASAN, lockdep, kmemleak)'
 	@echo 'make debug-kernel  build that kernel (cached; ~1 h the first time)'
@@ -139,6 +140,10 @@ check:
 
 check-full:
 	$(TOP)/scripts/check --full
+
+# Two guests, 6.1 and 6.12, joined by a wire (scripts/vm-pair).
+check-hosts:
+	$(TOP)/scripts/check --hosts
 
 # libsiw2 against each rdma-core release tarball in ../shared/rdma-core:
 # built, checked and unit-tested for each on the host, then traffic

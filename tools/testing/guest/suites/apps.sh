@@ -471,7 +471,7 @@ walk_capture() {
 # RFC 5044 7.2: each half connection ends when DDP closes its TCP half.
 graceful_close() {
 	local cap=$tmp/close.pcapng cpid t rst fin conns
-	ip netns exec ap1 timeout 120 dumpcap -q -B 32 -i av1 -f tcp \
+	ip netns exec ap1 timeout 120 dumpcap -q -B 32 -s 128 -i av1 -f tcp \
 		-w "$cap" >"$tmp/close.dumpcap" 2>&1 &
 	cpid=$!
 	t_wait "[ -s $cap ] || ! kill -0 $cpid" 30
@@ -483,10 +483,7 @@ graceful_close() {
 	sleep 1
 	kill -INT "$cpid" 2>/dev/null
 	wait "$cpid"
-	rst=$(tshark -r "$cap" -Y 'tcp.flags.reset == 1' 2>/dev/null | wc -l)
-	fin=$(tshark -r "$cap" -Y 'tcp.flags.fin == 1' 2>/dev/null | wc -l)
-	conns=$(tshark -r "$cap" -Y 'tcp.flags.syn == 1 && tcp.flags.ack == 0' \
-		2>/dev/null | wc -l)
+	read -r conns fin rst < <(tcp_closes "$cap")
 	t_log "teardown: $conns connections, $fin FINs, $rst resets"
 	t_eq "teardown: no TCP reset after clean rping and perftest runs" 0 "$rst"
 	if [ "$conns" -ge 7 ] && [ "$fin" -ge $((2 * conns)) ]; then

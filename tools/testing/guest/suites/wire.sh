@@ -1,0 +1,282 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# siw2 between two hosts on a wire (issue 41): run in both guests of
+# scripts/vm-pair, each with its own kernel (6.1 and 6.12 by default),
+# joined by their virtio-net NICs. Host a is 198.51.100.1, b .2, a siw2
+# device on each NIC. Both directions, CRC on and off: rping -V (every
+# octet checked) and ib_write_bw, ib_read_bw, ib_send_bw -R at 64 B and
+# 1 MiB. The virtio NIC segments and checksums as a real one does (TSO,
+# GSO, checksum offload), unlike the veth of the one-guest suites. Then
+# the wire made hard with netem on a's end (loss, delay with jitter,
+# reordering, duplication), MTUs 9000 and 1280, a's offloads off, each
+# under rping -V; then upstream siw of b's kernel on b against siw2 on
+# a, both directions. Host a captures every RDMA connection: each must
+# end with FINs, none with a reset.
+#
+# The two run the same steps in the same order and meet at each step
+# (meet below, over the wire): the server side of a step starts its
+# server, then both meet, then the client runs. Each host checks its own
+# side; a step's verdict is the client's.
+#
+#   scripts/vm-pair -- env T_DEPTH=quick tools/testing/guest/run wire
+. "$(dirname "$0")/../lib.sh"
+
+me=${SIW2_HOST:-}
+A=198.51.100.1
+B=198.51.100.2
+case $me in
+a) mine=$A peer=$B ;;
+b) mine=$B peer=$A ;;
+*)
+	t_skip "the wire suite runs on the hosts of scripts/vm-pair (SIW2_HOST a or b)"
+	t_done
+	exit
+	;;
+esac
+dev=siw2_w
+port=7700
+SYNC_PORT=7999
+N=$(t_depth 50 1000)
+tmp=$(mktemp -d)
+
+cleanup() {
+	reap 0
+	rdma link delete "$dev" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# meet TAG: both hosts reach this point before either goes on. a listens,
+# b connects (and tries again until a listens); each sends TAG and must
+# read the other's, so that two hosts out of step fail at once.
+meet() {
+	timeout 120 python3 -S - "$me" "$A" "$SYNC_PORT" "$1" <<'EOF'
+import socket, sys, time
+me, addr, port, tag = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+tag = tag.encode() + b"\n"
+if me == "a":
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((addr, port))
+    ls.listen(1)
+    s, _ = ls.accept()
+else:
+    while True:
+        try:
+            s = socket.create_connection((addr, port), timeout=5)
+            break
+        except OSError:
+            time.sleep(0.2)
+s.sendall(tag)
+got = s.makefile("rb").readline()
+sys.exit(0 if got == tag else 1)
+EOF
+}
+
+t_log "host $me ($(uname -r)), peer on $SIW2_PEER_KERNEL"
+t_ok "modprobe siw2" modprobe siw2
+modprobe rdma_ucm 2>/dev/null
+ip addr add "$mine/24" dev eth0
+ip link set eth0 up
+t_ok "rdma link add $dev on the wire's NIC" \
+	rdma link add "$dev" type siw2 netdev eth0
+t_log "eth0 offloads: $(ethtool -k eth0 2>/dev/null |
+	grep -E '^(tcp-segmentation-offload|generic-segmentation-offload|tx-checksumming):' |
+	tr -s ' \n' ' ')"
+if ! t_wait "ping -c 1 -W 1 $peer >/dev/null 2>&1" 60; then
+	t_fail "the peer host answers on the wire" "no ping reply from $peer"
+	t_done
+	exit
+fi
+t_pass "the peer host answers on the wire"
+# Host a captures the RDMA connections (ports 7700 to 7799) of the whole
+# run: every one must end with FINs, none with a reset (issue 41).
+cpid=
+if [ "$me" = a ]; then
+	timeout 1800 dumpcap -q -B 32 -s 128 -i eth0 -f 'tcp portrange 7700-7799' \
+		-w "$tmp/wire.pcapng" >"$tmp/dumpcap" 2>&1 &
+	cpid=$!
+	t_wait "[ -s $tmp/wire.pcapng ] || ! kill -0 $cpid" 30
+fi
+t_ok "both hosts are up" meet up
+
+# step NAME SERVER_HOST SERVER_CMD... -- CLIENT_CMD...: a step of the two.
+# The server runs on SERVER_HOST in the background, the client on the
+# other host; the client's exit status is the step's verdict, and the
+# server must exit 0 too.
+step() {
+	local name=$1 srv=$2 cmd=() st
+	shift 2
+	while [ "$1" != -- ]; do
+		cmd+=("$1")
+		shift
+	done
+	shift
+	port=$((port + 1))
+	if [ "$me" = "$srv" ]; then
+		timeout 120 "${cmd[@]/@PORT@/$port}" >"$tmp/s$port" 2>&1 &
+		local spid=$!
+		t_listening - "$port"
+		meet "$name" || t_fail "$name: the hosts meet" "no meeting"
+		wait "$spid"
+		st=$?
+		t_eq "$name: the server ($me) exits 0" 0 "$st"
+		[ "$st" = 0 ] || t_log "$name: server: $(tail -n 5 "$tmp/s$port" | tr '\n' ';')"
+	else
+		meet "$name" || t_fail "$name: the hosts meet" "no meeting"
+		local args=("$@")
+		timeout 120 "${args[@]/@PORT@/$port}" >"$tmp/c$port" 2>&1
+		st=$?
+		t_eq "$name: the client ($me) exits 0" 0 "$st"
+		[ "$st" = 0 ] || t_log "$name: client: $(tail -n 5 "$tmp/c$port" | tr '\n' ';')"
+		if [ "$st" = 0 ] && grep -Eq '^ *[0-9]+ +[0-9]+' "$tmp/c$port"; then
+			t_log "$name: $(grep -E '^ *[0-9]+ +[0-9]+' "$tmp/c$port" | tail -n 1 | tr -s ' \t' ' ')"
+		fi
+	fi
+}
+
+addr_of() { if [ "$1" = a ]; then echo $A; else echo $B; fi; }
+
+for crc in Y N; do
+	siw2_set mpa_crc $crc
+	meet "crc-$crc" || t_fail "crc $crc: the hosts meet" "no meeting"
+	for srv in a b; do
+		other=a
+		[ $srv = a ] && other=b
+		sa=$(addr_of $srv)
+		step "rping -V 4 KiB x$N, $other to $srv, CRC $crc" $srv \
+			rping -s -a "$sa" -p @PORT@ -C "$N" -S 4096 -V -v -- \
+			rping -c -a "$sa" -p @PORT@ -C "$N" -S 4096 -V -v
+	done
+done
+siw2_set mpa_crc Y
+
+# perftest over the RDMA CM, each tool at both sizes, the direction
+# alternating; CRC on (the default) and off for the Writes.
+pt_step() {
+	local tool=$1 size=$2 srv=$3 crc=$4 other=a sa n
+	[ "$srv" = a ] && other=b
+	sa=$(addr_of "$srv")
+	n=$(t_depth 200 1000)
+	[ "$size" -ge 1048576 ] && n=$(t_depth 20 100)
+	siw2_set mpa_crc "$crc"
+	step "$tool -R ${size} B x$n, $other to $srv, CRC $crc" "$srv" \
+		"$tool" -R -F -d "$dev" -s "$size" -n "$n" -p @PORT@ -- \
+		"$tool" -R -F -d "$dev" -s "$size" -n "$n" -p @PORT@ "$sa"
+}
+pt_step ib_write_bw 64 b Y
+pt_step ib_write_bw 1048576 a Y
+pt_step ib_write_bw 1048576 b N
+pt_step ib_read_bw 64 a Y
+pt_step ib_read_bw 1048576 b Y
+pt_step ib_send_bw 64 b Y
+pt_step ib_send_bw 1048576 a N
+siw2_set mpa_crc Y
+
+# --- the wire made hard, on a's end: each case under a verified rping
+# both ways. netem's defaults for the rest (a 1000-packet queue).
+NH=$(t_depth 50 1000)
+hard() {
+	local what=$1 srv
+	shift
+	if [ "$me" = a ]; then
+		t_ok "hard wire, $what: tc qdisc netem $*" \
+			tc qdisc replace dev eth0 root netem "$@"
+	fi
+	meet "hard-$what" || t_fail "hard wire, $what: the hosts meet" "no meeting"
+	for srv in a b; do
+		step "hard wire, $what: rping -V 4 KiB x$NH, to $srv" $srv \
+			rping -s -a "$(addr_of $srv)" -p @PORT@ -C "$NH" -S 4096 -V -v -- \
+			rping -c -a "$(addr_of $srv)" -p @PORT@ -C "$NH" -S 4096 -V -v
+	done
+	[ "$me" = a ] && tc qdisc del dev eth0 root 2>/dev/null
+	meet "hard-$what-end" || t_fail "hard wire, $what: the hosts meet" "no meeting"
+}
+if modprobe sch_netem 2>/dev/null; then
+	hard "1 % loss" loss 1%
+	hard "20 ms delay, 5 ms jitter" delay 20ms 5ms
+	hard "reordering" delay 10ms reorder 25% 50%
+	hard "duplication" duplicate 1%
+else
+	t_fail "sch_netem loads" "no netem in $(uname -r)"
+fi
+
+# --- MTUs, on both ends; then a's offloads off (TSO, GSO, checksums)
+for mtu in 9000 1280; do
+	t_ok "MTU $mtu on eth0" ip link set eth0 mtu $mtu
+	meet "mtu-$mtu" || t_fail "MTU $mtu: the hosts meet" "no meeting"
+	step "MTU $mtu: rping -V 65000 B x$NH, to b" b \
+		rping -s -a $B -p @PORT@ -C "$NH" -S 65000 -V -v -- \
+		rping -c -a $B -p @PORT@ -C "$NH" -S 65000 -V -v
+done
+ip link set eth0 mtu 1500
+if [ "$me" = a ]; then
+	t_ok "a's offloads off" ethtool -K eth0 tso off gso off tx off
+	t_log "eth0 offloads now: $(ethtool -k eth0 |
+		grep -E '^(tcp-segmentation-offload|generic-segmentation-offload|tx-checksumming):' |
+		tr -s ' \n' ' ')"
+fi
+meet offloads || t_fail "offloads off: the hosts meet" "no meeting"
+for srv in a b; do
+	step "offloads off: rping -V 65000 B x$NH, to $srv" $srv \
+		rping -s -a "$(addr_of $srv)" -p @PORT@ -C "$NH" -S 65000 -V -v -- \
+		rping -c -a "$(addr_of $srv)" -p @PORT@ -C "$NH" -S 65000 -V -v
+done
+[ "$me" = a ] && ethtool -K eth0 tso on gso on tx on
+
+# --- upstream siw of b's kernel on b, siw2 on a (scripts/upstream-siw on
+# the host builds it for each kernel). Both directions; upstream siw asks
+# for no CRC and takes siw2's demand for one (RFC 5044 7.1.5).
+siw_ko=
+# A TCG host may take seconds to schedule a tool's accept (interop.sh).
+[ "$me" = a ] && siw2_set mpa_reply_timeout_ms 60000 &&
+	siw2_set mpa_request_timeout_ms 60000
+if [ "$me" = b ]; then
+	for d in ${UPSTREAM_SIW_DIR:+"$UPSTREAM_SIW_DIR"} \
+		"${SIW2_CACHE:-$HOME/.cache/siw2}/upstream-siw/$(uname -r)" \
+		"/root/.cache/siw2/upstream-siw/$(uname -r)"; do
+		[ -f "$d/siw.ko" ] && siw_ko=$d/siw.ko && break
+	done
+	if [ -n "$siw_ko" ] && rdma link delete "$dev" && modprobe -r siw2 &&
+		{ modprobe libcrc32c 2>/dev/null; insmod "$siw_ko"; } &&
+		rdma link add siw_w type siw netdev eth0; then
+		t_pass "b: upstream siw ($(uname -r)) on the wire"
+		echo up >"$tmp/siw"
+	else
+		t_fail "b: upstream siw ($(uname -r)) on the wire" \
+			"${siw_ko:-no siw.ko; on the host: scripts/upstream-siw $(uname -r)}"
+		echo down >"$tmp/siw"
+	fi
+fi
+meet siw || t_fail "upstream siw: the hosts meet" "no meeting"
+for srv in a b; do
+	step "siw2 and upstream siw: rping -V 4 KiB x$N, to $srv" $srv \
+		rping -s -a "$(addr_of $srv)" -p @PORT@ -C "$N" -S 4096 -V -v -- \
+		rping -c -a "$(addr_of $srv)" -p @PORT@ -C "$N" -S 4096 -V -v
+done
+if [ "$me" = b ] && [ "$(cat "$tmp/siw")" = up ]; then
+	rdma link delete siw_w
+	t_ok "b: rmmod upstream siw" rmmod siw
+	modprobe siw2 && rdma link add "$dev" type siw2 netdev eth0
+fi
+
+t_ok "done: both hosts at the end" meet end
+if [ -n "$cpid" ]; then
+	sleep 1
+	kill -INT "$cpid" 2>/dev/null
+	wait "$cpid"
+	read -r conns fin rst < <(tcp_closes "$tmp/wire.pcapng")
+	t_log "the wire: $conns connections, $fin FINs, $rst resets"
+	t_eq "no TCP reset on the wire after clean rping and perftest runs" 0 "$rst"
+	if [ "$conns" -gt 0 ] && [ "$fin" -ge $((2 * conns)) ]; then
+		t_pass "both halves of each of the $conns connections end with a FIN"
+	else
+		t_fail "both halves of each connection end with a FIN" \
+			"$conns connections, $fin FINs"
+	fi
+fi
+reap 10
+t_ok "rdma link delete $dev" rdma link delete "$dev"
+t_ok "modprobe -r siw2" modprobe -r siw2
+t_done
