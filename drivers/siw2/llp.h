@@ -94,7 +94,8 @@ int siw2_stream_ready(struct siw2_qp *qp);
  *	disconnect), a corrupt ring: TCP is reset, as an RNIC does
  * @SIW2_CLOSE_DESTROY: destroy_qp, which never waits for the peer: a FIN
  *	when no message is half sent (the stream ends on an FPDU boundary,
- *	RFC 5044 7.2), a reset otherwise
+ *	RFC 5044 7.2), a reset otherwise; it also cuts a graceful drain
+ *	already under way. Only a queued Terminate is still sent.
  */
 enum siw2_close {
 	SIW2_CLOSE_GRACEFUL,
@@ -107,8 +108,9 @@ enum siw2_close {
  * @qp: the QP
  * @how: see enum siw2_close
  *
- * Called by modify_qp and destroy_qp. Idempotent: a later abort
- * overrides an earlier graceful close. siw2_cm_llp_closed() follows, once.
+ * Called by modify_qp and destroy_qp. Idempotent: a later abort or
+ * destroy cuts an earlier graceful close, and a drain that times out
+ * mid-message resets. siw2_cm_llp_closed() follows, once.
  */
 void siw2_stream_shutdown(struct siw2_qp *qp, enum siw2_close how);
 

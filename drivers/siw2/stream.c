@@ -300,6 +300,12 @@ void siw2_stream_close(struct siw2_stream *s, int reason, bool abortive)
 	 */
 	if (test_bit(SIW2_S_TERM, &s->flags))
 		abortive = false;
+	/*
+	 * destroy_qp waits for the close work: a graceful drain already
+	 * under way when it comes is cut (flush() sees the reset asked for).
+	 */
+	else if (!first && test_bit(SIW2_S_DESTROY, &s->flags))
+		abortive = true;
 	if (first) {
 		s->close_reason = reason;
 		WRITE_ONCE(s->abortive, abortive);
@@ -379,6 +385,9 @@ static void close_work(struct work_struct *work)
 	if (!abortive) {
 		WRITE_ONCE(sk->sk_sndtimeo, CLOSE_SEND_TIMEOUT);
 		siw2_tx_close(s);
+		/* A drain that timed out would leave half an FPDU: reset. */
+		if (siw2_tx_begun(s))
+			WRITE_ONCE(s->abortive, true);
 	}
 	mutex_unlock(&s->tx_mutex);
 	cancel_work_sync(&s->tx_work);
