@@ -9,6 +9,10 @@
 #   {"system":..,"crc":..,"test":..,"size":..,"rep":..,"metric":..,"value":..}
 # and a run that gave nothing has "error" instead of metric and value.
 
+# siw2_set NAME VALUE (conf.c's settings, of every device and new ones)
+# shellcheck source=tools/testing/guest/conf.sh
+. "${BASH_SOURCE[0]%/*}/../guest/conf.sh"
+
 # --- the two hosts ----------------------------------------------------------
 #
 # The server side "s" and the client side "c" are the two ends of a veth

@@ -1164,7 +1164,8 @@ static void ring_race(struct side *s)
 				break;
 			posted++;
 		}
-		n = poll_comps_for(s, c, posted - done, 20);
+		n = poll_comps_for(s, c, posted - done < RACE_BATCH ?
+				   posted - done : RACE_BATCH, 20);
 		for (i = 0; i < n; i++) {
 			if (c[i].wr_id >= RACE_WRS) {
 				unknown++;

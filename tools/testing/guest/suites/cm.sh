@@ -252,7 +252,7 @@ t_eq "teardown: no listener left" 0 "$(obj listener)"
 # and the endpoints of the requests go while their work is queued.
 n='cve class: a connection torn down while its CM work is queued'
 dm0=$(dmesg | wc -l)
-ip netns exec cm1 timeout 90 "$cmt" server $A4 7479 -n 100000 -T 5 \
+ip netns exec cm1 timeout 120 "$cmt" server $A4 7479 -n 100000 -T 30 \
 	>"$tmp/s10" 2>&1 &
 srv=$!
 wait_for "$tmp/s10" LISTENING
@@ -265,9 +265,11 @@ in2 timeout 30 "$cmt" client $A4 7479 -d accept:after -w 200 \
 	>"$tmp/c10" 2>&1
 t_match "$n: the listener still accepts after it" \
 	'client EVENT RDMA_CM_EVENT_ESTABLISHED' "$(cat "$tmp/c10")"
+r0=$(grep -c CONNECT_REQUEST "$tmp/s10")
 ip netns exec cm2 timeout 60 python3 -S "$pyp" churn $A4 7479 --count 100 \
 	--pdata accept:churn >"$tmp/p11" 2>&1 &
-sleep 1
+# Killed once the second churn's requests reach it.
+t_wait "[ \$(grep -c CONNECT_REQUEST '$tmp/s10') -ge $((r0 + 5)) ]" 30
 kill "$srv"
 reap 40
 t_match "$n: the server saw requests of the churn" \
