@@ -141,7 +141,8 @@ check:
 check-full:
 	$(TOP)/scripts/check --full
 
-# Two guests, 6.1 and 6.12, joined by a wire (scripts/vm-pair).
+# Two guests, 6.1 and 6.12, joined by a wire (scripts/vm-pair), then the
+# same with their kernels swapped.
 check-hosts:
 	$(TOP)/scripts/check --hosts
 

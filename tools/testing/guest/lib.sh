@@ -200,15 +200,24 @@ ns_pair() {
 	ip -n "$4" link set "$5" up
 }
 
-# tcp_closes PCAP: "CONNECTIONS FINS RESETS" of the TCP segments in a
-# capture (connections counted by their SYNs), in one pass of tshark,
-# which takes seconds to start under TCG.
+# tcp_closes PCAP: "CONNECTIONS FINS RESETS" of a capture, in one pass
+# of tshark (seconds to start under TCG): the TCP connections that were
+# established (a SYN-ACK seen), the halves of those that sent a FIN, and
+# the halves that sent a reset. Retransmitted or duplicated segments count
+# once; a reset refusing a SYN (no listener yet) is no connection's.
 tcp_closes() {
-	tshark -r "$1" -T fields -e tcp.flags.syn -e tcp.flags.ack \
-		-e tcp.flags.fin -e tcp.flags.reset 2>/dev/null | tr -d '\r' |
-		awk '{ for (i = 1; i <= 4; i++) v[i] = ($i == "1" || $i == "True")
-		       c += v[1] && !v[2]; n += v[3]; r += v[4] }
-		     END { print c + 0, n + 0, r + 0 }'
+	tshark -r "$1" -T fields -e tcp.stream -e ip.src -e tcp.srcport \
+		-e tcp.flags.syn -e tcp.flags.ack -e tcp.flags.fin \
+		-e tcp.flags.reset 2>/dev/null | tr -d '\r' |
+		awk 'function on(x) { return x == "1" || x == "True" }
+		     { h = $1 " " $2 ":" $3
+		       if (on($4) && on($5)) est[$1] = 1
+		       if (on($6)) fin[h] = $1
+		       if (on($7)) rst[h] = $1 }
+		     END { for (k in est) c++
+		           for (k in fin) if (fin[k] in est) n++
+		           for (k in rst) if (rst[k] in est) r++
+		           print c + 0, n + 0, r + 0 }'
 }
 
 # What /sys/kernel/debug/siw2/objects shows when nothing is alive.
