@@ -108,9 +108,10 @@ enum siw2_close {
  * @qp: the QP
  * @how: see enum siw2_close
  *
- * Called by modify_qp and destroy_qp. Idempotent: a later abort or
- * destroy cuts an earlier graceful close, and a drain that times out
- * mid-message resets. siw2_cm_llp_closed() follows, once.
+ * Called by modify_qp and destroy_qp. Idempotent: a later abort cuts an
+ * earlier graceful close's drain, and so does a destroy (flush() stops);
+ * a drain cut or timed out mid-message resets, one with nothing left to
+ * send ends with a FIN. siw2_cm_llp_closed() follows, once.
  */
 void siw2_stream_shutdown(struct siw2_qp *qp, enum siw2_close how);
 

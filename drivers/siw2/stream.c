@@ -300,12 +300,6 @@ void siw2_stream_close(struct siw2_stream *s, int reason, bool abortive)
 	 */
 	if (test_bit(SIW2_S_TERM, &s->flags))
 		abortive = false;
-	/*
-	 * destroy_qp waits for the close work: a graceful drain already
-	 * under way when it comes is cut (flush() sees the reset asked for).
-	 */
-	else if (!first && test_bit(SIW2_S_DESTROY, &s->flags))
-		abortive = true;
 	if (first) {
 		s->close_reason = reason;
 		WRITE_ONCE(s->abortive, abortive);

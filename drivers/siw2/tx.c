@@ -112,8 +112,13 @@ static int flush(struct siw2_stream *s, bool block)
 	int ret;
 
 	while (iov_iter_count(&tx->iter)) {
-		/* A graceful end's drain stops at a reset asked for since. */
-		if (block && READ_ONCE(s->abortive))
+		/*
+		 * A graceful end's drain stops at a reset asked for since, and
+		 * at destroy_qp, which waits for it (a Terminate still goes).
+		 */
+		if (block && (READ_ONCE(s->abortive) ||
+			      (test_bit(SIW2_S_DESTROY, &s->flags) &&
+			       !test_bit(SIW2_S_TERM, &s->flags))))
 			return -ECONNABORTED;
 		msg.msg_flags = MSG_NOSIGNAL;
 		if (!block)
