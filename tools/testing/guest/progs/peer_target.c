@@ -28,6 +28,8 @@
  *   DEREG region|receives ret=N us=N   -U: ibv_dereg_mr() of the region or
  *                                      of the receive buffers returned N
  *                                      after N microseconds
+ *   KEEPING                            -K: the device went; every object
+ *                                      is kept for SEC seconds
  *   DONE | TIMEOUT                     the end
  *
  *   peer_target server ADDR PORT [options]   accept one connection
@@ -55,6 +57,9 @@
  *              deregister the region and the receive buffers' MR (their
  *              memory stays allocated, so the REGION line at the end still
  *              tells whether anything was written to it afterwards)
+ *   -K SEC     on the device's removal, release nothing for SEC seconds
+ *              (a process that ignores RDMA_CM_EVENT_DEVICE_REMOVAL):
+ *              the removal must not wait for it
  *   -T SEC     give up after SEC seconds without a disconnect (default 30)
  *
  * The Private Data of the accept (server) or connect request (client) is
@@ -74,6 +79,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <rdma/rdma_cma.h>
 
 struct opts {
@@ -89,6 +95,7 @@ struct opts {
 	int drain_ms;
 	int reset_ms;
 	int dereg_ms;
+	int keep_s;
 	int timeout_s;
 };
 
@@ -754,10 +761,16 @@ static int run(int server, const char *host, const char *port)
 		case RDMA_CM_EVENT_DISCONNECTED:
 			t.disconnected = 1;
 			break;
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			if (o->keep_s) {
+				printf("KEEPING\n");
+				fflush(stdout);
+				sleep(o->keep_s);
+			}
+			goto out;
 		case RDMA_CM_EVENT_REJECTED:
 		case RDMA_CM_EVENT_UNREACHABLE:
 		case RDMA_CM_EVENT_CONNECT_ERROR:
-		case RDMA_CM_EVENT_DEVICE_REMOVAL:
 			goto out;
 		default:
 			break;
@@ -799,6 +812,8 @@ static int set_opt(struct opts *p, const char *opt, const char *v)
 		p->reset_ms = atoi(v);
 	else if (!strcmp(opt, "-U") && atoi(v) > 0)
 		p->dereg_ms = atoi(v);
+	else if (!strcmp(opt, "-K") && atoi(v) > 0)
+		p->keep_s = atoi(v);
 	else if (!strcmp(opt, "-T"))
 		p->timeout_s = atoi(v);
 	else

@@ -397,6 +397,34 @@ t_wait '[ "$(obj mr)" = 0 ]' 10
 t_eq "$n: its MRs are freed" 0 "$(obj mr)"
 reap 40
 
+# The device goes while the peer holds a partial Write and the process
+# ignores the removal (-K): the core disassociates the process's context
+# (siw2's disassociate_ucontext), destroying its objects, and neither that
+# nor the device's removal waits for the peer or for the process.
+n='device removal while a peer holds a partial Write'
+case_init
+in1 timeout 90 "$pt" server $A $port -T 60 -K 60 >"$tmp/rm.t" 2>&1 &
+wait_for "$tmp/rm.t" 'LISTENING|ERROR'
+in2 timeout 80 python3 -S "$fp" connect $A $port write-partial-hold --hold 10 \
+	>"$tmp/rm.p" 2>&1 &
+wait_for "$tmp/rm.t" '^CM RDMA_CM_EVENT_ESTABLISHED' 30
+sleep 1
+t0=$SECONDS
+t_ok "$n: rdma link delete returns" in1 timeout 30 rdma link delete siw2_h
+t0=$((SECONDS - t0))
+t_ok "$n: ... within 10 s ($t0 s)" test "$t0" -le 10
+t_ok "$n: no endpoint or QP left while the process runs" gone
+# shellcheck disable=SC2016 # t_wait evaluates it
+t_wait '[ "$(obj mr)" = 0 ]' 10
+t_eq "$n: its MRs are freed while the process runs" 0 "$(obj mr)"
+t_ok "$n: the process is told, and keeps its objects" \
+	grep -q '^KEEPING' "$tmp/rm.t"
+pkill -KILL -x peer_target
+t_ended "$n: the process then exits" peer_target 10
+reap 40
+t_ok "$n: rdma link add again" in1 rdma link add siw2_h type siw2 netdev v1
+t_reach hp2 $A
+
 # --- The classes of the soft-RDMA CVEs of 2026 (issue 38), one case each
 # where no other case covers it already.
 n='cve class: ULPDU_Length shorter than the DDP header it carries'
