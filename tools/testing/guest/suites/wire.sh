@@ -11,8 +11,9 @@
 # the wire made hard with netem on a's end (loss, delay with jitter,
 # reordering, duplication), MTUs 9000 and 1280, a's offloads off, each
 # under rping -V; then upstream siw of b's kernel on b against siw2 on
-# a, both directions. Host a captures every RDMA connection: each must
-# end with FINs, none with a reset.
+# a, both directions, rping -V and the three perftest tools. Host a
+# captures the connections of every step but upstream siw's perftest
+# runs: each must end with FINs, none with a reset.
 #
 # The two run the same steps in the same order and meet at each step
 # (meet below, over the wire): the server side of a step starts its
@@ -20,6 +21,7 @@
 # side; a step's verdict is the client's.
 #
 #   scripts/vm-pair -- env T_DEPTH=quick tools/testing/guest/run wire
+# shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
 
 me=${SIW2_HOST:-}
@@ -137,7 +139,7 @@ step() {
 		wait "$spid"
 		st=$?
 		t_eq "$name: the server ($me) exits 0" 0 "$st"
-		[ "$st" = 0 ] || t_log "$name: server: $(tail -n 5 "$tmp/s$port" | tr '\n' ';')"
+		[ "$st" = 0 ] || t_log "$name: server: $(tail -n 5 "$tmp/s$port" | cut -c 1-200 | tr '\n' ';')"
 	else
 		must_meet "$name"
 		local args=("$@")
@@ -145,7 +147,7 @@ step() {
 		st=$?
 		t_eq "$name: the client ($me) exits 0" 0 "$st"
 		[ "${args[0]}" = rping ] && rping_count "$name" "$tmp/c$port" "${args[@]}"
-		[ "$st" = 0 ] || t_log "$name: client: $(tail -n 5 "$tmp/c$port" | tr '\n' ';')"
+		[ "$st" = 0 ] || t_log "$name: client: $(tail -n 5 "$tmp/c$port" | cut -c 1-200 | tr '\n' ';')"
 		if [ "$st" = 0 ] && grep -Eq '^ *[0-9]+ +[0-9]+' "$tmp/c$port"; then
 			t_log "$name: $(grep -E '^ *[0-9]+ +[0-9]+' "$tmp/c$port" | tail -n 1 | tr -s ' \t' ' ')"
 		fi
@@ -167,35 +169,45 @@ rping_count() {
 
 addr_of() { if [ "$1" = a ]; then echo $A; else echo $B; fi; }
 
+# rping_step WHAT SERVER_HOST COUNT SIZE [NOTE]: a step of rping -V
+# (every octet checked), the server on SERVER_HOST; "WHAT: " heads its
+# name when WHAT is not empty, ", NOTE" ends it.
+rping_step() {
+	local sa size=$4 sz="$4 B"
+	sa=$(addr_of "$2")
+	[ "$size" = 4096 ] && sz="4 KiB"
+	step "${1:+$1: }rping -V $sz x$3, to $2${5:+, $5}" "$2" \
+		rping -s -a "$sa" -p @PORT@ -C "$3" -S "$size" -V -v -- \
+		rping -c -a "$sa" -p @PORT@ -C "$3" -S "$size" -V -v
+}
+
 for crc in Y N; do
 	siw2_set mpa_crc $crc
 	must_meet "crc-$crc"
 	for srv in a b; do
-		other=a
-		[ $srv = a ] && other=b
-		sa=$(addr_of $srv)
-		step "rping -V 4 KiB x$N, $other to $srv, CRC $crc" $srv \
-			rping -s -a "$sa" -p @PORT@ -C "$N" -S 4096 -V -v -- \
-			rping -c -a "$sa" -p @PORT@ -C "$N" -S 4096 -V -v
+		rping_step "" $srv "$N" 4096 "CRC $crc"
 	done
 done
 siw2_set mpa_crc Y
 
 # perftest over the RDMA CM, each tool at both sizes, the direction
-# alternating; CRC on (the default) and off for the Writes.
+# alternating; CRC on (the default) and off for the Writes. $ptdev is
+# this host's device (b's upstream siw device near the end, where CRC is
+# left as it is: "" for CRC). pt_step TOOL SIZE SERVER_HOST CRC [WHAT]
+ptdev=$dev
 pt_step() {
-	local tool=$1 size=$2 srv=$3 crc=$4 other=a sa n
+	local tool=$1 size=$2 srv=$3 crc=$4 what=${5:+$5: } other=a sa n
 	[ "$srv" = a ] && other=b
 	sa=$(addr_of "$srv")
 	n=$(t_depth 200 1000)
 	[ "$size" -ge 1048576 ] && n=$(t_depth 20 100)
-	siw2_set mpa_crc "$crc"
+	[ -z "$crc" ] || siw2_set mpa_crc "$crc"
 	# perftest's server listens anew for its test connection after the
 	# control one; the shim's delay keeps the client from coming first.
-	step "$tool -R ${size} B x$n, $other to $srv, CRC $crc" "$srv" \
-		"$tool" -R -F -d "$dev" -s "$size" -n "$n" -p @PORT@ -- \
+	step "$what$tool -R ${size} B x$n, $other to $srv${crc:+, CRC $crc}" "$srv" \
+		"$tool" -R -F -d "$ptdev" -s "$size" -n "$n" -p @PORT@ -- \
 		env LD_PRELOAD="$shim" CONNECT_DELAY_MS=1000 \
-		"$tool" -R -F -d "$dev" -s "$size" -n "$n" -p @PORT@ "$sa"
+		"$tool" -R -F -d "$ptdev" -s "$size" -n "$n" -p @PORT@ "$sa"
 }
 pt_step ib_write_bw 64 b Y
 pt_step ib_write_bw 1048576 a Y
@@ -218,9 +230,7 @@ hard() {
 	fi
 	must_meet "hard-$what"
 	for srv in a b; do
-		step "hard wire, $what: rping -V 4 KiB x$NH, to $srv" $srv \
-			rping -s -a "$(addr_of $srv)" -p @PORT@ -C "$NH" -S 4096 -V -v -- \
-			rping -c -a "$(addr_of $srv)" -p @PORT@ -C "$NH" -S 4096 -V -v
+		rping_step "hard wire, $what" $srv "$NH" 4096
 	done
 	[ "$me" = a ] && tc qdisc del dev eth0 root 2>/dev/null
 	must_meet "hard-$what-end"
@@ -236,9 +246,7 @@ hard "duplication" duplicate 1%
 for mtu in 9000 1280; do
 	t_ok "MTU $mtu on eth0" ip link set eth0 mtu $mtu
 	must_meet "mtu-$mtu"
-	step "MTU $mtu: rping -V 65000 B x$NH, to b" b \
-		rping -s -a $B -p @PORT@ -C "$NH" -S 65000 -V -v -- \
-		rping -c -a $B -p @PORT@ -C "$NH" -S 65000 -V -v
+	rping_step "MTU $mtu" b "$NH" 65000
 done
 ip link set eth0 mtu 1500
 if [ "$me" = a ]; then
@@ -249,9 +257,7 @@ if [ "$me" = a ]; then
 fi
 must_meet offloads
 for srv in a b; do
-	step "offloads off: rping -V 65000 B x$NH, to $srv" $srv \
-		rping -s -a "$(addr_of $srv)" -p @PORT@ -C "$NH" -S 65000 -V -v -- \
-		rping -c -a "$(addr_of $srv)" -p @PORT@ -C "$NH" -S 65000 -V -v
+	rping_step "offloads off" $srv "$NH" 65000
 done
 [ "$me" = a ] && ethtool -K eth0 tso on gso on tx on
 
@@ -286,10 +292,17 @@ if [ "$me" = b ]; then
 fi
 must_meet siw
 for srv in a b; do
-	step "siw2 and upstream siw: rping -V 4 KiB x$N, to $srv" $srv \
-		rping -s -a "$(addr_of $srv)" -p @PORT@ -C "$N" -S 4096 -V -v -- \
-		rping -c -a "$(addr_of $srv)" -p @PORT@ -C "$N" -S 4096 -V -v
+	rping_step "siw2 and upstream siw" $srv "$N" 4096
 done
+# perftest too, each tool once, the direction alternating, on ports past
+# the capture's range: how upstream siw ends a connection is not siw2's
+# to judge.
+[ "$me" = b ] && [ "$(cat "$tmp/siw")" = up ] && ptdev=siw_w
+port=7800
+pt_step ib_write_bw 1048576 a "" "siw2 and upstream siw"
+pt_step ib_read_bw 1048576 b "" "siw2 and upstream siw"
+pt_step ib_send_bw 64 a "" "siw2 and upstream siw"
+ptdev=$dev
 if [ "$me" = b ] && [ "$(cat "$tmp/siw")" = up ]; then
 	rdma link delete siw_w
 	t_ok "b: rmmod upstream siw" rmmod siw
