@@ -97,7 +97,8 @@ provider:
 GUEST_SRC := $(TOP)/tools/testing/guest/progs
 GUEST_PROGS := uverbs_test limits_test cm_test peer_target uverbs_objects \
 	verbsex_test
-GUEST_TOOLS := $(addprefix $(BUILD)/guest/,$(GUEST_PROGS) perftest_shim.so)
+GUEST_SHIMS := perftest_shim.so rping_shim.so
+GUEST_TOOLS := $(addprefix $(BUILD)/guest/,$(GUEST_PROGS) $(GUEST_SHIMS))
 # The installed rdma-core release, for the programs that include siw2.h.
 IBV_RELEASE = $(shell $(MAKE) -s --no-print-directory -C \
 	$(TOP)/userspace/provider print-release)
@@ -113,7 +114,7 @@ $(addprefix $(BUILD)/guest/,$(GUEST_PROGS)): $(BUILD)/guest/%: $(GUEST_SRC)/%.c 
 	$(CC) $(GUEST_CFLAGS) -I$(TOP)/userspace/provider \
 		-DSIW2_RDMA_CORE=$(IBV_RELEASE) -o $@ $< $(call guest_libs,$*)
 
-$(BUILD)/guest/perftest_shim.so: $(GUEST_SRC)/perftest_shim.c
+$(addprefix $(BUILD)/guest/,$(GUEST_SHIMS)): $(BUILD)/guest/%.so: $(GUEST_SRC)/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(GUEST_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
