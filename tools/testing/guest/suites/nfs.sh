@@ -87,6 +87,9 @@ t_ok "two namespaces with a siw2 device each" setup_net
 t_ok "nfsd in n1 with an RDMA listener on 20049" server_start
 t_match "nfsd lists the rdma port" '^rdma 20049$' \
 	"$(cat /proc/fs/nfsd/portlist 2>&1)"
+# What the end's look for forgotten RDMA CM ids sees: nfsd's listener.
+t_match "rdma resource shows nfsd's listener on the siw2 devices" 'siw2' \
+	"$(rdma resource show cm_id 2>&1)"
 mkdir -p "$MNT"
 
 # Files to copy: made once, in this guest's tmpfs.
@@ -261,7 +264,26 @@ unload_reload() {
 	in1 rdma link add siw2_n1 type siw2 netdev v1 &&
 	in2 rdma link add siw2_n2 type siw2 netdev v2
 }
-nfsd_restart() { in1 rpc.nfsd 0 && sleep 2 && in1 rpc.nfsd --no-udp --grace-time 10 --lease-time 10 4 && echo "rdma 20049" >/proc/fs/nfsd/portlist; }
+# svcrdma (6.1, 6.12) queues a connection request for nfsd's threads to
+# accept and, should nfsd stop before they do, forgets it: that request's
+# RDMA CM id then outlives nfsd and rpcrdma, and deleting the device calls
+# into the unloaded module (or, with rpcrdma loaded, waits for ever). It
+# is svcrdma's, whatever the device, so while nfsd stops the client's
+# reconnections are kept out: SYNs to 20049 are dropped (pure SYN, at
+# offset 33 of an IPv4 header without options), and its retransmissions
+# reach the new nfsd.
+syn_block() {
+	in1 tc qdisc add dev v1 ingress &&
+	in1 tc filter add dev v1 ingress protocol ip prio 1 u32 \
+		match ip protocol 6 0xff match ip dport 20049 0xffff \
+		match u8 0x02 0x12 at 33 action drop
+}
+nfsd_restart() {
+	syn_block && sleep 1 && in1 rpc.nfsd 0 && sleep 2 &&
+	in1 rpc.nfsd --no-udp --grace-time 10 --lease-time 10 4 &&
+	echo "rdma 20049" >/proc/fs/nfsd/portlist &&
+	in1 tc qdisc del dev v1 ingress
+}
 # The client's device goes away under the mount and comes back: rpcrdma
 # drops the transport on the removal and reconnects through the new one.
 link_readd() {
@@ -288,6 +310,17 @@ t_ok "nfsd stopped" server_stop
 # shellcheck disable=SC2016 # t_wait evaluates it
 t_ok "no siw2 QP or endpoint left once nfsd stopped" \
 	t_wait '[ "$(obj qp)$(obj cep)$(obj listener)" = 000 ]' 30
+# An RDMA CM id left on a siw2 device now belongs to a ULP that forgot
+# it (see nfsd_restart): unloading rpcrdma and deleting the devices would
+# then oops or hang, so the suite ends here.
+if t_wait '! rdma resource show cm_id | grep -q siw2' 30; then
+	t_pass "no RDMA CM id left on a siw2 device once nfsd stopped"
+else
+	t_fail "no RDMA CM id left on a siw2 device once nfsd stopped" \
+		"$(rdma resource show cm_id 2>&1)"
+	t_done
+	exit
+fi
 t_ok "modprobe -r rpcrdma" modprobe -r rpcrdma
 t_ok "every siw2 object released" all_gone
 t_ok "siw2 devices deleted" \
