@@ -542,8 +542,8 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 	WRITE_ONCE(qp->state, next);
 	switch (next) {
 	case IB_QPS_ERR:
-		/* A poller may have cleared it (sqpoll.c). */
-		siw2_queue_set_flags(&qp->sq, SIW2_SQ_NEED_WAKEUP);
+		/* Out of RTS: posts ring, to be flushed. */
+		siw2_qp_sq_wake(qp, 0, 0);
 		if (!qp->srq)
 			siw2_queue_set_flags(&qp->rq, SIW2_RQ_NEED_WAKEUP);
 		/*
@@ -566,6 +566,7 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 	case IB_QPS_RESET:
 		/* A ring that was broken is whole again, and may break again. */
 		discard_queues(qp);
+		siw2_qp_sq_wake(qp, 0, 0);
 		qp->fatal_sent = false;
 		qp->last_wqe = false;
 		/* What the stream holds goes too, whatever state comes next. */
@@ -573,6 +574,8 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 			WRITE_ONCE(qp->discard_held, true);
 		break;
 	default:
+		/* The wakeup bit follows the state (siw2_qp_sq_wake()). */
+		siw2_qp_sq_wake(qp, 0, 0);
 		break;
 	}
 	return ev;
@@ -987,6 +990,7 @@ int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	spin_lock_init(&qp->lock);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->sq_wake_lock);
 	qp->state = IB_QPS_INIT;
 	qp->user = !!udata;
 	qp->owner = current_euid();
@@ -1132,6 +1136,68 @@ static void tx_start(struct siw2_qp *qp, bool resume)
 	else if (s)
 		siw2_tx_kick_async(s);
 	srcu_read_unlock(&siw2_stream_srcu, idx);
+}
+
+/**
+ * siw2_qp_sq_wake() - who watches a user QP's send queue
+ * @qp: the QP
+ * @set: SIW2_SQW_* that watch from now on
+ * @clear: SIW2_SQW_* that stop watching
+ *
+ * SIW2_SQ_NEED_WAKEUP is clear exactly while someone watches and the QP is
+ * in RTS, so that a post finds its SQE picked up without a doorbell; any
+ * other state lets posts ring (to be flushed in ERR). A move of the state
+ * calls this with nothing to set or clear after writing it: under
+ * @sq_wake_lock the last writer of the bit saw the newest state. The
+ * caller orders the bit against its own look at prod (siw2-abi.h, "SQ
+ * doorbell"). Any context.
+ *
+ * Return: true if the bit is set now.
+ */
+bool siw2_qp_sq_wake(struct siw2_qp *qp, unsigned int set,
+		     unsigned int clear)
+{
+	unsigned long flags;
+	bool need;
+
+	spin_lock_irqsave(&qp->sq_wake_lock, flags);
+	qp->sq_wake = (qp->sq_wake | set) & ~clear;
+	need = !qp->sq_wake || READ_ONCE(qp->state) != IB_QPS_RTS;
+	siw2_queue_set_flags(&qp->sq, need ? SIW2_SQ_NEED_WAKEUP : 0);
+	spin_unlock_irqrestore(&qp->sq_wake_lock, flags);
+	return need;
+}
+
+/**
+ * siw2_qp_sq_idle() - the send engine found the SQ empty and stops
+ * @qp: a user QP whose engine watched (SIW2_SQW_ENGINE)
+ *
+ * With no poller left watching, the wakeup bit is set, then (a full
+ * barrier, pairing with the provider's between its store of prod and its
+ * load of the bit) prod is looked at once more: an SQE published
+ * meanwhile is seen here or makes its poster ring. Under tx_mutex.
+ *
+ * Return: true if SQEs wait: the engine runs once more.
+ */
+bool siw2_qp_sq_idle(struct siw2_qp *qp)
+{
+	unsigned long flags;
+	u32 waiting;
+
+	if (!siw2_qp_sq_wake(qp, 0, SIW2_SQW_ENGINE) ||
+	    READ_ONCE(qp->state) != IB_QPS_RTS)
+		return false;
+	/* The bit before prod; pairs with the provider's barrier. */
+	smp_mb();
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	waiting = READ_ONCE(qp->sq.ctl->prod) - qp->sq_fetch;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	/*
+	 * Only what the engine can fetch: a prod behind sq_fetch, or one that
+	 * claims more than the ring holds, is for siw2_qp_get_sqe() to
+	 * judge, and must not keep the engine going round.
+	 */
+	return waiting && waiting <= qp->sq.size;
 }
 
 /**

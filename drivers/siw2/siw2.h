@@ -403,6 +403,10 @@ struct siw2_qp_attrs {
  *	if the consumer has moved the QP on since (same rules)
  * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED is due or was raised, or the QP
  *	is being destroyed (@lock)
+ * @sq_wake_lock: protects @sq_wake and the SQ ring's SIW2_SQ_NEED_WAKEUP;
+ *	a leaf, taken with interrupts off, also under @lock and under a
+ *	poller's lock
+ * @sq_wake: SIW2_SQW_*: who watches a user QP's SQ (siw2_qp_sq_wake())
  */
 struct siw2_qp {
 	struct ib_qp base;
@@ -432,6 +436,8 @@ struct siw2_qp {
 	bool flush_held;
 	bool discard_held;
 	bool last_wqe;
+	spinlock_t sq_wake_lock;	/* see above */
+	unsigned int sq_wake;
 	/* sqpoll.c: @poller set once, under @lock; the rest under its lock */
 	struct list_head poll_node;
 	struct siw2_sqpoller *poller;
@@ -705,6 +711,13 @@ int siw2_qp_set_state(struct siw2_qp *qp, enum ib_qp_state state);
 void siw2_qp_set_error(struct siw2_qp *qp, enum siw2_qp_cause cause);
 void siw2_qp_stream_done(struct siw2_qp *qp);
 void siw2_qp_kick_tx(struct siw2_qp *qp);
+
+/* Who watches a user QP's SQ, so that posts need no doorbell (qp.c) */
+#define SIW2_SQW_ENGINE	BIT(0)	/* its send engine runs or will run */
+#define SIW2_SQW_POLLER	BIT(1)	/* an SQ poller watches it (sqpoll.c) */
+bool siw2_qp_sq_wake(struct siw2_qp *qp, unsigned int set,
+		     unsigned int clear);
+bool siw2_qp_sq_idle(struct siw2_qp *qp);
 void siw2_qp_start_tx(struct siw2_qp *qp);
 void siw2_qp_event(struct siw2_qp *qp, enum ib_event_type type);
 int siw2_qp_get_sqe(struct siw2_qp *qp, struct siw2_sqe *out, u32 *idx);

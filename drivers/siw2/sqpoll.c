@@ -18,11 +18,14 @@
  * is therefore seen by that load (the poller runs the engine once more) or
  * sees the bit and rings.
  *
- * The bit is cleared only by siw2_sqpoll_watch(), under qp->lock with the
- * QP in RTS and under the poller's lock before the QP is on its list, so
- * that the poller's own setting of it comes after; the move to ERR sets
- * it under qp->lock. A QP the poller finds out of RTS is let go with one
- * more run of the engine, which flushes what was posted meanwhile.
+ * The poller is one of the SQ's watchers (SIW2_SQW_POLLER, see
+ * siw2_qp_sq_wake()): the bit is clear while it or the running send engine
+ * watches. siw2_sqpoll_watch() adds the poller under qp->lock with the QP
+ * in RTS and under the poller's lock before the QP is on its list, so
+ * that the poller's own removal comes after. A QP the poller finds out of
+ * RTS is let go with one more run of the engine, which flushes what was
+ * posted meanwhile; one whose engine still runs when the window ends is
+ * let go without a last look, the engine taking it.
  *
  * Pollers: one per CPU online at module load, not bound to it; a QP goes
  * to the poller of the CPU its first doorbell rang on and stays with it, so
@@ -82,7 +85,7 @@ static enum poll_action look(struct siw2_qp *qp, u64 now)
 		 * Posts ring again: in ERR to be flushed, after a RESET for the
 		 * QP's next connection.
 		 */
-		siw2_queue_set_flags(&qp->sq, SIW2_SQ_NEED_WAKEUP);
+		siw2_qp_sq_wake(qp, 0, SIW2_SQW_POLLER);
 		/* The bit before the run's look at prod, as below. */
 		smp_mb();
 		return POLL_RUN_DROP;
@@ -96,7 +99,9 @@ static enum poll_action look(struct siw2_qp *qp, u64 now)
 	/* local_clock() may differ a little between CPUs: signed. */
 	if (window && (s64)(now - qp->poll_last) < (s64)window)
 		return POLL_IDLE;
-	siw2_queue_set_flags(&qp->sq, SIW2_SQ_NEED_WAKEUP);
+	/* A running engine keeps the bit clear and looks at prod itself. */
+	if (!siw2_qp_sq_wake(qp, 0, SIW2_SQW_POLLER))
+		return POLL_DROP;
 	/*
 	 * The bit before the last look at prod; pairs with the provider's
 	 * barrier between its store of prod and its load of the bit.
@@ -210,7 +215,7 @@ void siw2_sqpoll_watch(struct siw2_qp *qp)
 	 * Cleared before the poller can see the QP: once it is on the list,
 	 * the poller may let it go and set the bit, which must then stay.
 	 */
-	siw2_queue_set_flags(&qp->sq, 0);
+	siw2_qp_sq_wake(qp, SIW2_SQW_POLLER, 0);
 	/* The first look runs the engine: posts until now are covered. */
 	qp->poll_kick = true;
 	qp->poll_last = local_clock();
@@ -241,7 +246,7 @@ void siw2_sqpoll_unwatch(struct siw2_qp *qp)
 		was = true;
 	}
 	spin_unlock_irq(&p->lock);
-	siw2_queue_set_flags(&qp->sq, SIW2_SQ_NEED_WAKEUP);
+	siw2_qp_sq_wake(qp, 0, SIW2_SQW_POLLER);
 	if (was)
 		siw2_qp_put(qp);
 }

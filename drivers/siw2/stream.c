@@ -365,6 +365,9 @@ static void close_work(struct work_struct *work)
 	/* The send engine finishes its round and never starts another. */
 	mutex_lock(&s->tx_mutex);
 	set_bit(SIW2_S_CLOSED, &s->flags);
+	/* It watches the SQ no more (tx.c); the QP's flush takes the rest. */
+	if (qp->user)
+		siw2_qp_sq_wake(qp, 0, SIW2_SQW_ENGINE);
 	abortive = READ_ONCE(s->abortive);
 	/*
 	 * destroy_qp waits for this work, so it sends nothing more but a

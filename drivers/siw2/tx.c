@@ -738,8 +738,13 @@ static void tx_abort(struct siw2_stream *s)
 	local_terminate(s);
 }
 
-/* One round of the engine, under tx_mutex. */
-static void tx_round(struct siw2_stream *s)
+/*
+ * One round of the engine, under tx_mutex. Returns true if it stopped for
+ * want of work: the SQ is empty and nothing else is due. Otherwise
+ * whatever stopped it (a full socket, the budget, ORD credit, a fence)
+ * resumes the engine later, or the stream is closing.
+ */
+static bool tx_round(struct siw2_stream *s)
 {
 	struct siw2_stream_tx *tx = &s->tx;
 	int budget = TX_BUDGET;
@@ -747,15 +752,15 @@ static void tx_round(struct siw2_stream *s)
 
 	for (;;) {
 		if (closing(s))
-			return;
+			return false;
 		if (tx->iter_live) {
 			ret = flush(s, false);
 			if (ret == -EAGAIN)
-				return;
+				return false;
 			if (ret) {
 				siw2_qp_set_error(s->qp, SIW2_QP_CAUSE_LLP_ERROR);
 				siw2_stream_close(s, ret, true);
-				return;
+				return false;
 			}
 		}
 		if (!tx->busy && tx->fin != SIW2_FIN_NONE) {
@@ -766,36 +771,19 @@ static void tx_round(struct siw2_stream *s)
 			ret = build(s);
 		} else {
 			if (!test_bit(SIW2_S_TX_ALLOWED, &s->flags))
-				return;
+				return false;
 			if (!budget--) {
 				siw2_tx_resume(s);
-				return;
+				return false;
 			}
 			if (!next_msg(s))
-				return;
+				return !tx->sqe_wait && tx->rtr_done;
 			ret = 0;
 		}
 		if (ret) {
 			tx_abort(s);
-			return;
+			return false;
 		}
-	}
-}
-
-static void tx_run(struct siw2_stream *s)
-{
-	for (;;) {
-		if (!mutex_trylock(&s->tx_mutex))
-			return;
-		clear_bit(SIW2_S_TX_PENDING, &s->flags);
-		/* Work published before a kick is seen by this round. */
-		smp_mb__after_atomic();
-		tx_round(s);
-		mutex_unlock(&s->tx_mutex);
-		/* A kick that found the mutex taken left the bit for us. */
-		smp_mb();
-		if (!test_bit(SIW2_S_TX_PENDING, &s->flags))
-			return;
 	}
 }
 
@@ -810,6 +798,34 @@ static void set_pending(struct siw2_stream *s)
 	/* Pairs with tx_run()'s smp_mb__after_atomic() and smp_mb(). */
 	smp_mb__before_atomic();
 	set_bit(SIW2_S_TX_PENDING, &s->flags);
+}
+
+/*
+ * A user QP's engine watches the SQ from the moment it holds tx_mutex
+ * until a round finds it empty (siw2_qp_sq_idle()): posts meanwhile need
+ * no doorbell. A stream whose close work holds or held tx_mutex watches
+ * no more; the close work cleared the bit (stream.c).
+ */
+static void tx_run(struct siw2_stream *s)
+{
+	bool user = s->qp->user;
+
+	for (;;) {
+		if (!mutex_trylock(&s->tx_mutex))
+			return;
+		clear_bit(SIW2_S_TX_PENDING, &s->flags);
+		/* Work published before a kick is seen by this round. */
+		smp_mb__after_atomic();
+		if (user && !test_bit(SIW2_S_CLOSED, &s->flags))
+			siw2_qp_sq_wake(s->qp, SIW2_SQW_ENGINE, 0);
+		if (tx_round(s) && user && siw2_qp_sq_idle(s->qp))
+			set_pending(s);
+		mutex_unlock(&s->tx_mutex);
+		/* A kick that found the mutex taken left the bit for us. */
+		smp_mb();
+		if (!test_bit(SIW2_S_TX_PENDING, &s->flags))
+			return;
+	}
 }
 
 void siw2_tx_work(struct work_struct *work)

@@ -73,20 +73,23 @@ struct siw2_uresp_alloc_ctx {
  * it cannot be lost (libibverbs' req_notify_cq contract).
  *
  * SQ doorbell: after publishing SQEs the provider loads ctl->flags; while
- * SIW2_SQ_NEED_WAKEUP is set (the kernel's send engine is not watching the
- * queue) it rings the doorbell, which is IB_USER_VERBS_CMD_POST_SEND with
- * no work requests. A doorbell on a connected QP may make the kernel watch
- * the queue (it polls prod for a per-device idle window, sysfs
- * siw2/sq_poll_us) and clear the bit, so that posts in a busy stream make
- * no system call; the provider must not cache the bit.
+ * SIW2_SQ_NEED_WAKEUP is set (nothing in the kernel is watching the queue)
+ * it rings the doorbell, which is IB_USER_VERBS_CMD_POST_SEND with no work
+ * requests. The kernel clears the bit while the QP is in RTS and something
+ * watches: the QP's send engine, from the moment it starts (a doorbell's
+ * system call, its work item, a resume once the socket has room) until it
+ * finds the queue empty, and the SQ poller a doorbell may hand the QP to
+ * (it polls prod for a per-device idle window, sysfs siw2/sq_poll_us).
+ * Posts while the engine is at work, from any thread, thus make no system
+ * call; the provider must not cache the bit.
  *
  * The doorbell check is a store of prod followed by a load of flags, so the
  * provider issues a full barrier between the two. The kernel, mirroring it,
- * sets NEED_WAKEUP, issues smp_mb and loads prod once more before it stops
- * watching: entries published concurrently with the kernel going idle are
- * then either seen by that load or cause a doorbell. The kernel sets the
- * bit whenever the QP enters the error state, so that posts to it are
- * flushed.
+ * sets NEED_WAKEUP when its last watcher stops, issues smp_mb and loads
+ * prod once more: an entry published concurrently with the kernel going
+ * idle is seen by that load (the engine runs again) or its poster sees the
+ * bit and rings. The kernel sets the bit whenever the QP leaves RTS, so
+ * that posts to a QP in the error state are flushed.
  *
  * RQ doorbell: RQEs are normally consumed by arriving messages and need no
  * system call. While the QP is in the error state nothing arrives, yet RQEs

@@ -95,18 +95,19 @@ t_refused "sq_poll_us refuses a non-number" sh -c "echo fast >$knob1"
 t_ok "sq_poll_us takes 0" sh -c "echo 0 >$knob1"
 t_eq "one poller thread per online CPU" "$(nproc)" "$(pgrep -c '^siw2_sqpoll/')"
 
-# --- doorbell mode: every post rings
+# --- doorbell mode: a post to an idle engine rings
 window 0
 d0=$(cnt sq_doorbell)
 perftest lat0 ib_send_lat 500
 t_eq "doorbell mode: ib_send_lat completes" 0 "$st"
 t_log "doorbell mode: $(grep -E '^ *64 +500 ' "$tmp/lat0.c")"
 d=$(($(cnt sq_doorbell) - d0))
-# Each side posts 500 sends, each with its doorbell.
-if [ "$d" -ge 1000 ]; then
-	t_pass "doorbell mode: every post rings ($d doorbells for 1000 sends)"
+# Each side posts 500 sends, one at a time: the engine that sent the last
+# one has nearly always stopped (it runs in the doorbell's system call).
+if [ "$d" -ge 950 ]; then
+	t_pass "doorbell mode: posts to an idle engine ring ($d doorbells for 1000 sends)"
 else
-	t_fail "doorbell mode: every post rings" "$d doorbells for 1000 sends"
+	t_fail "doorbell mode: posts to an idle engine ring" "$d doorbells for 1000 sends"
 fi
 
 # --- polling mode with a long window: no doorbell once the poller watches.
