@@ -110,6 +110,25 @@ else
 	t_fail "doorbell mode: posts to an idle engine ring" "$d doorbells for 1000 sends"
 fi
 
+# Four threads post to one QP while its engine starts and stops: a post
+# that finds the engine at work rings no doorbell, and every Write
+# completes (siw2-abi.h, "SQ doorbell": the engine's last look at prod).
+if pr=$(t_prog post_race); then
+	d0=$(cnt sq_doorbell)
+	run prace 120 "$pr" server $S "$port" -- "$pr" client $S "$port" 4 5000
+	d=$(($(cnt sq_doorbell) - d0))
+	t_eq "doorbell mode: 4 threads' 20000 Writes on one QP all complete" 0 "$st"
+	t_log "post_race: $(tail -n 1 "$tmp/prace.c"), $d doorbells"
+	if [ "$st" = 0 ] && [ "$d" -lt 20000 ]; then
+		t_pass "doorbell mode: posts to a busy engine need no doorbell ($d for 20000)"
+	else
+		t_fail "doorbell mode: posts to a busy engine need no doorbell" \
+			"$d doorbells for 20000 Writes"
+	fi
+else
+	t_fail "post_race is built" "no post_race"
+fi
+
 # --- polling mode with a long window: no doorbell once the poller watches.
 # The window is the longest there is: under TCG on a busy host a vCPU can
 # stall for tens of milliseconds, which a shorter window would count as
