@@ -540,10 +540,10 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 		trace_siw2_qp_state(qp->base.device, qp->base.qp_num,
 				    qp->state, next, cause);
 	WRITE_ONCE(qp->state, next);
+	/* The wakeup bit follows the state: posts ring out of RTS. */
+	siw2_qp_sq_wake(qp, 0, 0);
 	switch (next) {
 	case IB_QPS_ERR:
-		/* Out of RTS: posts ring, to be flushed. */
-		siw2_qp_sq_wake(qp, 0, 0);
 		if (!qp->srq)
 			siw2_queue_set_flags(&qp->rq, SIW2_RQ_NEED_WAKEUP);
 		/*
@@ -566,7 +566,6 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 	case IB_QPS_RESET:
 		/* A ring that was broken is whole again, and may break again. */
 		discard_queues(qp);
-		siw2_qp_sq_wake(qp, 0, 0);
 		qp->fatal_sent = false;
 		qp->last_wqe = false;
 		/* What the stream holds goes too, whatever state comes next. */
@@ -574,8 +573,6 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 			WRITE_ONCE(qp->discard_held, true);
 		break;
 	default:
-		/* The wakeup bit follows the state (siw2_qp_sq_wake()). */
-		siw2_qp_sq_wake(qp, 0, 0);
 		break;
 	}
 	return ev;
