@@ -51,6 +51,7 @@ static const enum ib_wc_opcode wc_opcode[] = {
 	[SIW2_WC_RECV] = IB_WC_RECV,
 	[SIW2_WC_RECV_IMM] = IB_WC_RECV,
 	[SIW2_WC_RECV_WRITE_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
+	[SIW2_WC_BIND_MW] = IB_WC_BIND_MW,
 };
 
 static void cq_event(struct siw2_cq *cq, enum ib_event_type type)

@@ -30,6 +30,7 @@ static const char *const obj_names[SIW2_OBJ_MAX] = {
 	[SIW2_OBJ_QP] = "qp",
 	[SIW2_OBJ_SRQ] = "srq",
 	[SIW2_OBJ_MR] = "mr",
+	[SIW2_OBJ_MW] = "mw",
 	[SIW2_OBJ_CEP] = "cep",
 	[SIW2_OBJ_LISTENER] = "listener",
 };

@@ -39,6 +39,23 @@
  * closes, which destroy_qp waits for, so a device's MRs are all freed,
  * or queued, before its dealloc_driver, which waits for the queue.
  *
+ * Memory windows. A window is an STag of its own in the same table, a
+ * struct siw2_mr of kind SIW2_MR_MW whose memory is a range of a user MR
+ * (its parent) at the parent's own addresses, with rights of its own. A
+ * bind is a work request, executed by the send engine in order with the
+ * others (siw2_mw_bind()): it takes a reference on the parent and counts
+ * itself in the parent's windows, and the parent's dereg_mr fails with
+ * -EBUSY while any window is bound to it, as the verbs say. A bound
+ * window thus always has a live, pinned, unchanging parent, and an
+ * access through the window runs under the window's lock alone, exactly
+ * as an access to an MR does under its own. Unbinding, rebinding (type
+ * 1), invalidation (type 2) and dealloc_mw change the window under its
+ * lock held for writing, so the same promise holds: once they return, no
+ * access under the old STag is in progress and none starts. A type 1
+ * window serves the QPs of its protection domain; a type 2 window only
+ * the QP it was bound through (IB's type 2B), told by the QP's serial,
+ * which is never reused. dealloc_mw returns at once, as dereg_mr does.
+ *
  * Memory. siw2 registers its device without a DMA device, so the core's
  * DMA mapping is virtual: a "DMA address" in an SGE, a DMA MR or a fast
  * registration page list is a kernel virtual address. A user MR is a list
@@ -82,13 +99,16 @@ static struct siw2_mr *mr_alloc(struct siw2_device *sdev, struct ib_pd *pd,
 {
 	struct siw2_mr *mr;
 
-	if (atomic_inc_return(&sdev->num_mr) > SIW2_MAX_MR) {
-		atomic_dec(&sdev->num_mr);
+	atomic_t *num = kind == SIW2_MR_MW ? &sdev->num_mw : &sdev->num_mr;
+	int max = kind == SIW2_MR_MW ? SIW2_MAX_MW : SIW2_MAX_MR;
+
+	if (atomic_inc_return(num) > max) {
+		atomic_dec(num);
 		return ERR_PTR(-ENOMEM);
 	}
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr) {
-		atomic_dec(&sdev->num_mr);
+		atomic_dec(num);
 		return ERR_PTR(-ENOMEM);
 	}
 	mr->sdev = sdev;
@@ -108,14 +128,14 @@ static void mr_free(struct siw2_mr *mr)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
 	kfree(mr->fpages);
-	atomic_dec(&sdev->num_mr);
+	atomic_dec(mr->kind == SIW2_MR_MW ? &sdev->num_mw : &sdev->num_mr);
 	kfree_rcu(mr, rcu);
 }
 
 /* A published MR's last reference is gone: process context. */
 static void mr_destroy(struct siw2_mr *mr)
 {
-	siw2_obj_destroyed(SIW2_OBJ_MR);
+	siw2_obj_destroyed(mr->kind == SIW2_MR_MW ? SIW2_OBJ_MW : SIW2_OBJ_MR);
 	mr_free(mr);
 }
 
@@ -161,7 +181,7 @@ static int mr_publish(struct siw2_mr *mr)
 		xa_erase(&sdev->mrs, idx);
 		return xa_err(old);
 	}
-	siw2_obj_created(SIW2_OBJ_MR);
+	siw2_obj_created(mr->kind == SIW2_MR_MW ? SIW2_OBJ_MW : SIW2_OBJ_MR);
 	return 0;
 }
 
@@ -175,7 +195,9 @@ struct ib_mr *siw2_mr_reg_user(struct ib_pd *pd, u64 start, u64 len,
 	size_t npages, i;
 	int ret;
 
-	if (!len || len - 1 > U64_MAX - iova || !rights_ok(access))
+	/* Only a user MR may carry windows. */
+	if (!len || len - 1 > U64_MAX - iova ||
+	    !rights_ok(access & ~IB_ACCESS_MW_BIND))
 		return ERR_PTR(-EINVAL);
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
@@ -315,11 +337,17 @@ int siw2_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct siw2_mr *mr = to_siw2_mr(ibmr);
 
-	xa_erase(&mr->sdev->mrs, mr->stag >> 8);
 	/* See "Lifetime" above: invalid now, whoever still holds it. */
 	write_lock_bh(&mr->lock);
+	if (mr->windows) {
+		/* The verbs: not while memory windows are bound to it. */
+		write_unlock_bh(&mr->lock);
+		return -EBUSY;
+	}
 	mr->valid = false;
+	mr->dead = true;
 	write_unlock_bh(&mr->lock);
+	xa_erase(&mr->sdev->mrs, ibmr->lkey >> 8);
 	if (refcount_dec_and_test(&mr->ref))
 		mr_destroy(mr);
 	return 0;
@@ -406,6 +434,12 @@ struct siw2_mr *siw2_mr_lookup(struct siw2_device *sdev, u32 stag,
 		*fault = SIW2_MR_BAD_STAG;
 		return NULL;
 	}
+	/* A window grants remote access only (siw2_mr_lookup_view()). */
+	if (mr->kind == SIW2_MR_MW) {
+		*fault = SIW2_MR_BAD_STAG;
+		siw2_mr_put(mr);
+		return NULL;
+	}
 	read_lock_bh(&mr->lock);
 	*fault = check_locked(mr, stag, pd, access, addr, len);
 	read_unlock_bh(&mr->lock);
@@ -420,7 +454,7 @@ struct siw2_mr *siw2_mr_lookup(struct siw2_device *sdev, u32 stag,
  * siw2_mr_lookup_view() - hold an MR and describe it for rdmap.h/ddp.h
  * @sdev: the device
  * @stag: the STag of a tagged access
- * @pd: the protection domain of the QP
+ * @qp: the QP the access arrived on
  * @access: IB_ACCESS_* rights the access needs
  * @view: filled for siw2_rdmap_check_stag() or siw2_ddp_check_tagged(),
  *	which order the checks and name the Terminate cause
@@ -430,7 +464,7 @@ struct siw2_mr *siw2_mr_lookup(struct siw2_device *sdev, u32 stag,
  * Return: the MR, held, when @view->valid; NULL otherwise.
  */
 struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
-				    struct ib_pd *pd, int access,
+				    const struct siw2_qp *qp, int access,
 				    struct siw2_stag_view *view)
 {
 	struct siw2_mr *mr = mr_get(sdev, stag);
@@ -440,7 +474,10 @@ struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
 		return NULL;
 	read_lock_bh(&mr->lock);
 	view->valid = mr->stag == stag && mr->valid;
-	view->assoc = mr->pd == pd;
+	if (mr->kind == SIW2_MR_MW && mr->mw_type == IB_MW_TYPE_2)
+		view->assoc = mr->qp_serial == qp->serial;
+	else
+		view->assoc = mr->pd == qp->base.pd;
 	view->access = (mr->access & access) == access;
 	view->base = mr->iova;
 	view->len = mr->len;
@@ -452,24 +489,50 @@ struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
 	return mr;
 }
 
+/* A window lets go of the MR it was bound to; any context. */
+static void window_release(struct siw2_mr *parent)
+{
+	write_lock_bh(&parent->lock);
+	parent->windows--;
+	write_unlock_bh(&parent->lock);
+	siw2_mr_put(parent);
+}
+
+/*
+ * Unbinds a window whose lock is held for writing; returns the MR it was
+ * bound to, for window_release() once the lock is dropped, or NULL.
+ */
+static struct siw2_mr *window_unbind_locked(struct siw2_mr *mw)
+{
+	struct siw2_mr *parent = mw->parent;
+
+	lockdep_assert_held_write(&mw->lock);
+	mw->parent = NULL;
+	mw->valid = false;
+	return parent;
+}
+
 /**
  * siw2_mr_invalidate() - Local Invalidate, or a Send with Invalidate
  * @sdev: the device
  * @stag: the STag to invalidate
- * @pd: the protection domain of the QP
+ * @qp: the QP the request came from, or arrived on
  * @remote: the peer asked; a local-only STag (no remote access rights)
  *	cannot be invalidated remotely (see siw2_rdmap_check_inval())
  *
- * Only fast registration MRs are invalidated; an invalid one may be
- * invalidated again. Any context.
+ * Fast registration MRs and type 2 windows are invalidated (the verbs: a
+ * type 1 window cannot be); an invalid one may be invalidated again. A
+ * peer invalidates a type 2 window only over the QP it serves. Any
+ * context.
  *
  * Return: SIW2_MR_OK, or why not.
  */
 enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
-				      struct ib_pd *pd, bool remote)
+				      const struct siw2_qp *qp, bool remote)
 {
 	struct siw2_mr *mr = mr_get(sdev, stag);
 	enum siw2_mr_fault fault = SIW2_MR_OK;
+	struct siw2_mr *parent = NULL;
 
 	if (!mr)
 		return SIW2_MR_BAD_STAG;
@@ -477,16 +540,197 @@ enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
 	write_lock_bh(&mr->lock);
 	if (mr->stag != stag)
 		fault = SIW2_MR_BAD_STAG;
-	else if (mr->pd != pd)
+	else if (mr->pd != qp->base.pd)
 		fault = SIW2_MR_BAD_PD;
-	else if (mr->kind != SIW2_MR_FAST)
+	else if (mr->kind == SIW2_MR_MW && mr->mw_type == IB_MW_TYPE_2 &&
+		 remote && mr->valid && mr->qp_serial != qp->serial)
+		fault = SIW2_MR_BAD_PD;
+	else if (mr->kind != SIW2_MR_FAST &&
+		 !(mr->kind == SIW2_MR_MW && mr->mw_type == IB_MW_TYPE_2))
 		fault = SIW2_MR_STATE;
 	else if (remote && !(mr->access & SIW2_ACCESS_REMOTE))
 		fault = SIW2_MR_ACCESS;
+	else if (mr->kind == SIW2_MR_MW)
+		parent = window_unbind_locked(mr);
 	else
 		mr->valid = false;
 	write_unlock_bh(&mr->lock);
+	if (parent)
+		window_release(parent);
 	siw2_mr_put(mr);
+	return fault;
+}
+
+/* ---- memory windows (see "Memory windows" at the top) ---- */
+
+static struct siw2_mr *to_window(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct siw2_mw, base)->win;
+}
+
+/* ib_device_ops.alloc_mw: a window of either type, bound to nothing. */
+int siw2_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct siw2_device *sdev = to_siw2_dev(ibmw->device);
+	struct siw2_mr *win;
+	int ret;
+
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	win = mr_alloc(sdev, ibmw->pd, SIW2_MR_MW);
+	if (IS_ERR(win))
+		return PTR_ERR(win);
+	win->mw_type = ibmw->type;
+	ret = mr_publish(win);
+	if (ret) {
+		mr_free(win);
+		return ret;
+	}
+	container_of(ibmw, struct siw2_mw, base)->win = win;
+	ibmw->rkey = win->stag;
+	return 0;
+}
+
+/*
+ * ib_device_ops.dealloc_mw: as dereg_mr, the STag is dead at once and
+ * the window's structure goes with its last holder. The core frees
+ * @ibmw when this returns.
+ */
+int siw2_mw_dealloc(struct ib_mw *ibmw)
+{
+	struct siw2_mr *win = to_window(ibmw);
+	struct siw2_mr *parent;
+
+	write_lock_bh(&win->lock);
+	win->dead = true;
+	parent = window_unbind_locked(win);
+	write_unlock_bh(&win->lock);
+	xa_erase(&win->sdev->mrs, ibmw->rkey >> 8);
+	if (parent)
+		window_release(parent);
+	if (refcount_dec_and_test(&win->ref))
+		mr_destroy(win);
+	return 0;
+}
+
+/*
+ * The verbs' rule for a bind's rights: remote rights only (no zero-based
+ * window), and remote write or atomic access only onto an MR the owner
+ * may write locally.
+ */
+static bool window_rights_ok(u32 access, int mr_access)
+{
+	if (access & ~SIW2_ACCESS_REMOTE)
+		return false;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mr_access & IB_ACCESS_LOCAL_WRITE))
+		return false;
+	return true;
+}
+
+/*
+ * The MR a bind names, held and counted in its windows when the bind may
+ * use it; NULL and @fault otherwise.
+ */
+static struct siw2_mr *bind_parent(struct siw2_device *sdev, struct ib_pd *pd,
+				   const struct siw2_bind_mw *b,
+				   enum siw2_mr_fault *fault)
+{
+	struct siw2_mr *mr = mr_get(sdev, b->mr_lkey);
+
+	if (!mr) {
+		*fault = SIW2_MR_BAD_STAG;
+		return NULL;
+	}
+	write_lock_bh(&mr->lock);
+	if (mr->kind != SIW2_MR_USER || mr->stag != b->mr_lkey ||
+	    !mr->valid || mr->dead)
+		*fault = SIW2_MR_BAD_STAG;
+	else if (mr->pd != pd)
+		*fault = SIW2_MR_BAD_PD;
+	else if (!(mr->access & IB_ACCESS_MW_BIND) ||
+		 !window_rights_ok(b->access, mr->access))
+		*fault = SIW2_MR_ACCESS;
+	else if (b->length - 1 > U64_MAX - b->addr)
+		*fault = SIW2_MR_WRAP;
+	else if (!siw2_range_ok(b->addr, b->length, mr->iova, mr->len))
+		*fault = SIW2_MR_BOUNDS;
+	else
+		*fault = SIW2_MR_OK;
+	if (!*fault)
+		mr->windows++;
+	write_unlock_bh(&mr->lock);
+	if (*fault) {
+		siw2_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/**
+ * siw2_mw_bind() - execute a SIW2_OP_BIND_MW work request
+ * @sdev: the device
+ * @qp: the QP it was posted to
+ * @stag: the window's STag once bound: its index and a new key
+ * @b: what to bind (siw2-abi.h, struct siw2_bind_mw)
+ *
+ * A type 1 window may be bound again, which unbinds it from where it
+ * was, and a length of 0 unbinds it; a type 2 window is bound only while
+ * unbound, with a length, and serves @qp alone. Any context.
+ *
+ * Return: SIW2_MR_OK, or why not.
+ */
+enum siw2_mr_fault siw2_mw_bind(struct siw2_device *sdev,
+				const struct siw2_qp *qp, u32 stag,
+				const struct siw2_bind_mw *b)
+{
+	struct ib_pd *pd = qp->base.pd;
+	struct siw2_mr *win = mr_get(sdev, stag);
+	struct siw2_mr *parent = NULL, *old;
+	enum siw2_mr_fault fault = SIW2_MR_OK;
+
+	if (!win)
+		return SIW2_MR_BAD_STAG;
+	/* @kind, @mw_type and @pd never change. */
+	if (win->kind != SIW2_MR_MW) {
+		fault = SIW2_MR_BAD_STAG;
+		goto out;
+	}
+	if (win->pd != pd) {
+		fault = SIW2_MR_BAD_PD;
+		goto out;
+	}
+	if (b->length) {
+		parent = bind_parent(sdev, pd, b, &fault);
+		if (!parent)
+			goto out;
+	} else if (win->mw_type != IB_MW_TYPE_1) {
+		fault = SIW2_MR_STATE;
+		goto out;
+	}
+
+	write_lock_bh(&win->lock);
+	if (win->dead || (win->mw_type == IB_MW_TYPE_2 && win->valid)) {
+		fault = SIW2_MR_STATE;
+		old = parent;
+	} else {
+		old = window_unbind_locked(win);
+		win->parent = parent;
+		win->stag = stag;
+		win->iova = b->addr;
+		win->len = b->length;
+		win->access = b->access;
+		win->qp_serial = qp->serial;
+		win->valid = !!parent;
+	}
+	write_unlock_bh(&win->lock);
+	if (old)
+		window_release(old);
+out:
+	siw2_mr_put(win);
 	return fault;
 }
 
@@ -548,10 +792,13 @@ struct mr_loc {
  */
 static int locate(struct siw2_mr *mr, u64 addr, struct mr_loc *l)
 {
-	u64 x = addr - mr->iova, idx;
 	unsigned long va;
-	u64 ps;
+	u64 x, idx, ps;
 
+	/* A bound window's memory is its parent's, at the same addresses. */
+	if (mr->kind == SIW2_MR_MW)
+		mr = mr->parent;
+	x = addr - mr->iova;
 	switch (mr->kind) {
 	case SIW2_MR_USER:
 		x += mr->offset;
@@ -736,12 +983,13 @@ int siw2_mr_copy_from(struct siw2_mr *mr, u32 stag, u64 addr, void *dst,
 }
 
 /*
- * May @mr's STag end while a holder keeps it (siw2_mr_invalidate())? Its
- * pages may then be reused at once, so they are never lent out.
+ * May @mr's STag end while a holder keeps it (siw2_mr_invalidate(), or a
+ * window's unbind)? Its pages may then be reused at once, so they are
+ * never lent out.
  */
 bool siw2_mr_may_invalidate(const struct siw2_mr *mr)
 {
-	return mr->kind == SIW2_MR_FAST;
+	return mr->kind == SIW2_MR_FAST || mr->kind == SIW2_MR_MW;
 }
 
 /* A user MR: its pages are pinned user memory, safe to lend to TCP. */

@@ -74,6 +74,9 @@ static_assert(SIW2_MAX_INLINE == SIW2_UMAX_INLINE);
  */
 #define FLUSH_BATCH	64
 
+/* struct siw2_qp's @serial: 64 bits do not wrap. */
+static atomic64_t qp_serials = ATOMIC64_INIT(0);
+
 static const u8 sqe_wc_opcode[SIW2_OP_MAX] = {
 	[SIW2_OP_SEND] = SIW2_WC_SEND,
 	[SIW2_OP_SEND_INV] = SIW2_WC_SEND,
@@ -86,6 +89,7 @@ static const u8 sqe_wc_opcode[SIW2_OP_MAX] = {
 	[SIW2_OP_ATOMIC_FETCH_ADD] = SIW2_WC_FETCH_ADD,
 	[SIW2_OP_LOCAL_INV] = SIW2_WC_LOCAL_INV,
 	[SIW2_OP_REG_MR] = SIW2_WC_REG_MR,
+	[SIW2_OP_BIND_MW] = SIW2_WC_BIND_MW,
 };
 
 /**
@@ -189,16 +193,18 @@ void siw2_qp_iw_rem_ref(struct ib_qp *ibqp)
 
 /*
  * Copies an SQE out of its slot: the fixed part, then only the SGEs or
- * inline octets it says it has (no more than the slot holds), a fraction
- * of the slot for a small message. The rest of @out is left alone;
- * nothing reads beyond num_sge or inline_len.
+ * inline octets it says it has (no more than the slot holds), or a
+ * bind's arguments, a fraction of the slot for a small message. The rest
+ * of @out is left alone; nothing reads beyond num_sge or inline_len.
  */
 static void sqe_read(struct siw2_sqe *out, const struct siw2_sqe *slot)
 {
 	size_t n;
 
 	memcpy(out, slot, offsetof(struct siw2_sqe, sge));
-	if (out->flags & SIW2_WQE_INLINE)
+	if (out->opcode == SIW2_OP_BIND_MW)
+		n = sizeof(out->bind);
+	else if (out->flags & SIW2_WQE_INLINE)
 		n = min_t(size_t, out->inline_len, sizeof(out->inline_data));
 	else
 		n = min_t(size_t, out->num_sge, ARRAY_SIZE(out->sge)) *
@@ -991,6 +997,7 @@ int siw2_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->state = IB_QPS_INIT;
 	qp->user = !!udata;
 	qp->owner = current_euid();
+	qp->serial = atomic64_inc_return(&qp_serials);
 	qp->scq = to_siw2_cq(attr->send_cq);
 	qp->rcq = to_siw2_cq(attr->recv_cq);
 	qp->srq = attr->srq ? to_siw2_srq(attr->srq) : NULL;

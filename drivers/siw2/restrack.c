@@ -151,19 +151,23 @@ static int mr_attrs(struct sk_buff *msg, struct siw2_mr *mr)
 		[SIW2_MR_USER] = "user",
 		[SIW2_MR_DMA] = "dma",
 		[SIW2_MR_FAST] = "fast",
+		[SIW2_MR_MW] = "mw",
 	};
+	u32 windows;
 	bool valid;
 	int access;
 
-	/* Fast registration and invalidation change these. */
+	/* Fast registration, invalidation and binds change these. */
 	read_lock_bh(&mr->lock);
 	valid = mr->valid;
 	access = mr->access;
+	windows = mr->windows;
 	read_unlock_bh(&mr->lock);
 
 	if (rdma_nl_put_driver_string(msg, "kind", kinds[mr->kind]) ||
 	    rdma_nl_put_driver_u32(msg, "valid", valid) ||
 	    rdma_nl_put_driver_u32_hex(msg, "access", access) ||
+	    rdma_nl_put_driver_u32(msg, "windows", windows) ||
 	    rdma_nl_put_driver_u32(msg, "npages", READ_ONCE(mr->npages)))
 		return -EMSGSIZE;
 	return 0;

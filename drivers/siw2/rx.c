@@ -130,7 +130,7 @@ static u32 begin_write(struct siw2_stream *s, const struct siw2_ddp_seg *seg)
 	rx->to = seg->hdr.to;
 	if (rx->disp != SIW2_RX_PLACE)
 		return 0;
-	rx->mr = siw2_mr_lookup_view(s->sdev, seg->hdr.stag, pd_of(s),
+	rx->mr = siw2_mr_lookup_view(s->sdev, seg->hdr.stag, s->qp,
 				     IB_ACCESS_REMOTE_WRITE, &view);
 	cause = siw2_ddp_check_tagged(&view, seg->hdr.to, seg->len);
 	if (cause && rx->mr) {
@@ -381,7 +381,7 @@ static u32 end_send(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	if (op->inval) {
 		/* RFC 5040 5.1: invalidate before the Send is delivered. */
 		fault = siw2_mr_invalidate(s->sdev, rx->hdr.inval_stag,
-					   pd_of(s), true);
+					   s->qp, true);
 		if (fault) {
 			rqe_complete(s, IB_WC_REM_ACCESS_ERR, SIW2_WC_RECV, 0,
 				     ev->msg_len, 0);
@@ -465,7 +465,7 @@ static u32 end_read_resp(struct siw2_stream *s)
 	if (!done)
 		return cause;
 	if (do_inval)
-		fault = siw2_mr_invalidate(s->sdev, inval, pd_of(s), false);
+		fault = siw2_mr_invalidate(s->sdev, inval, s->qp, false);
 	spin_lock_irqsave(&s->lock, flags);
 	rec->status = fault ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	rec->byte_len = len;
@@ -488,7 +488,7 @@ static u32 end_read_req(struct siw2_stream *s)
 	u32 cause = 0;
 
 	if (h->rreq.size) {
-		mr = siw2_mr_lookup_view(s->sdev, h->rreq.src_stag, pd_of(s),
+		mr = siw2_mr_lookup_view(s->sdev, h->rreq.src_stag, s->qp,
 					 IB_ACCESS_REMOTE_READ, &view);
 		cause = siw2_rdmap_check_stag(&view, h->rreq.src_to,
 					      h->rreq.size);
@@ -536,7 +536,7 @@ static u32 end_atomic_req(struct siw2_stream *s)
 	u32 cause;
 	int ret;
 
-	mr = siw2_mr_lookup_view(s->sdev, a->stag, pd_of(s),
+	mr = siw2_mr_lookup_view(s->sdev, a->stag, s->qp,
 				 IB_ACCESS_REMOTE_ATOMIC, &view);
 	cause = siw2_rdmap_atomic_check(a, &view);
 	if (cause)

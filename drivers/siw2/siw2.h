@@ -32,6 +32,7 @@
 #define SIW2_MAX_CQ 16384
 #define SIW2_MAX_CQE 65536
 #define SIW2_MAX_MR 65536
+#define SIW2_MAX_MW 65536
 #define SIW2_MAX_PD 65536
 #define SIW2_MAX_SRQ 4096
 #define SIW2_MAX_SRQ_WR 16384
@@ -73,6 +74,7 @@ struct siw2_counters;
  * @num_qp: live QPs
  * @num_srq: live SRQs
  * @num_mr: live MRs
+ * @num_mw: live memory windows
  * @cq_ids: source of CQ identifiers reported to the provider
  * @atomic_lock: serializes the RFC 7306 atomics the device executes for
  *	its peers (IB_ATOMIC_HCA); taken with BH off
@@ -144,6 +146,7 @@ struct siw2_device {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
+	atomic_t num_mw;
 	atomic_t cq_ids;
 	spinlock_t atomic_lock;	/* see above */
 	struct siw2_counters __percpu *counts;
@@ -387,6 +390,8 @@ struct siw2_qp_attrs {
  *	its consumer first posts (tx.c)
  * @user: the rings are mapped to user space
  * @owner: the effective user that created the QP (see may_name() in qp.c)
+ * @serial: the module's number for this QP, never reused (QP numbers
+ *	are): the QP a type 2 memory window is bound to (mr.c)
  * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring (since
  *	the last RESET, which mends the rings)
  * @stream: the data path of the QP's connection (engine.h), or of the
@@ -431,6 +436,7 @@ struct siw2_qp {
 	int home_cpu;
 	bool user;
 	kuid_t owner;
+	u64 serial;
 	bool fatal_sent;
 	struct siw2_stream __rcu *stream;
 	bool flush_held;
@@ -450,6 +456,7 @@ enum siw2_mr_kind {
 	SIW2_MR_USER,		/* reg_user_mr: pinned user pages */
 	SIW2_MR_DMA,		/* get_dma_mr: kernel virtual addresses */
 	SIW2_MR_FAST,		/* alloc_mr: a page list set by map_mr_sg */
+	SIW2_MR_MW,		/* alloc_mw: a window onto a user MR */
 };
 
 /* Why siw2_mr_lookup() or an MR state change failed. */
@@ -491,6 +498,15 @@ enum siw2_mr_fault {
  * @max_pages: SIW2_MR_FAST: room in @fpages
  * @fpages: SIW2_MR_FAST: page-size aligned kernel virtual addresses (siw2
  *	is a virtual-DMA device, so DMA addresses are kernel addresses)
+ * @windows: SIW2_MR_USER: memory windows bound to it (under @lock);
+ *	dereg_mr fails with -EBUSY while there are any
+ * @dead: dereg_mr or dealloc_mw ran (under @lock): nothing binds to it,
+ *	or it binds to nothing, again
+ * @mw_type: SIW2_MR_MW: IB_MW_TYPE_1 or IB_MW_TYPE_2
+ * @parent: SIW2_MR_MW: the MR the window lies in while @valid, held
+ *	(one reference and one of its @windows), else NULL (under @lock)
+ * @qp_serial: SIW2_MR_MW of type 2: the serial of the QP it was bound
+ *	through, the only one it serves (under @lock)
  */
 struct siw2_mr {
 	struct ib_mr base;
@@ -513,6 +529,22 @@ struct siw2_mr {
 	u32 npages;
 	u32 max_pages;
 	u64 *fpages;
+	u32 windows;
+	bool dead;
+	u8 mw_type;
+	struct siw2_mr *parent;
+	u64 qp_serial;
+};
+
+/**
+ * struct siw2_mw - a memory window, as the core allocates it
+ * @base: the core's object, which it frees right after dealloc_mw
+ * @win: the window's STag, in the STag table as a SIW2_MR_MW, which
+ *	lives on while a peer's access holds it (mr.c)
+ */
+struct siw2_mw {
+	struct ib_mw base;
+	struct siw2_mr *win;
 };
 
 /* debug.c */
@@ -524,6 +556,7 @@ enum siw2_obj {
 	SIW2_OBJ_QP,
 	SIW2_OBJ_SRQ,
 	SIW2_OBJ_MR,
+	SIW2_OBJ_MW,
 	SIW2_OBJ_CEP,		/* connection endpoints (cm.c) */
 	SIW2_OBJ_LISTENER,	/* per-device listeners (listen.c) */
 	SIW2_OBJ_MAX
@@ -743,8 +776,13 @@ struct siw2_mr *siw2_mr_lookup(struct siw2_device *sdev, u32 stag,
 			       struct ib_pd *pd, int access, u64 addr, u64 len,
 			       enum siw2_mr_fault *fault);
 struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
-				    struct ib_pd *pd, int access,
+				    const struct siw2_qp *qp, int access,
 				    struct siw2_stag_view *view);
+int siw2_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata);
+int siw2_mw_dealloc(struct ib_mw *ibmw);
+enum siw2_mr_fault siw2_mw_bind(struct siw2_device *sdev,
+				const struct siw2_qp *qp, u32 stag,
+				const struct siw2_bind_mw *bind);
 
 void siw2_mr_release(struct siw2_mr *mr);
 void siw2_mr_flush(void);
@@ -759,7 +797,7 @@ static inline void siw2_mr_put(struct siw2_mr *mr)
 }
 
 enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
-				      struct ib_pd *pd, bool remote);
+				      const struct siw2_qp *qp, bool remote);
 enum siw2_mr_fault siw2_mr_fast_reg(struct siw2_device *sdev, u32 stag,
 				    struct ib_pd *pd, int access);
 int siw2_mr_copy_to(struct siw2_mr *mr, u32 stag, u64 addr, const void *src,

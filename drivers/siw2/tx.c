@@ -470,13 +470,25 @@ static u8 first_rdmap_opcode(u8 op)
 static void sqe_local(struct siw2_stream *s)
 {
 	const struct siw2_sqe *sqe = &s->tx.sqe;
-	struct ib_pd *pd = s->qp->base.pd;
+	struct siw2_qp *qp = s->qp;
 	enum siw2_mr_fault fault;
 
-	if (sqe->opcode == SIW2_OP_LOCAL_INV)
-		fault = siw2_mr_invalidate(s->sdev, sqe->imm_inv, pd, false);
-	else
-		fault = siw2_mr_fast_reg(s->sdev, sqe->rkey, pd, sqe->imm_inv);
+	switch (sqe->opcode) {
+	case SIW2_OP_LOCAL_INV:
+		fault = siw2_mr_invalidate(s->sdev, sqe->imm_inv, qp, false);
+		break;
+	case SIW2_OP_BIND_MW:
+		if (siw2_mw_bind(s->sdev, qp, sqe->rkey, &sqe->bind)) {
+			sqe_fail(s, IB_WC_MW_BIND_ERR);
+			return;
+		}
+		fault = SIW2_MR_OK;
+		break;
+	default:
+		fault = siw2_mr_fast_reg(s->sdev, sqe->rkey, qp->base.pd,
+					 sqe->imm_inv);
+		break;
+	}
 	if (fault)
 		sqe_fail(s, IB_WC_LOC_PROT_ERR);
 	else
@@ -572,6 +584,7 @@ static bool sq_start(struct siw2_stream *s, u32 idx, bool fresh)
 	switch (sqe->opcode) {
 	case SIW2_OP_LOCAL_INV:
 	case SIW2_OP_REG_MR:
+	case SIW2_OP_BIND_MW:
 		sqe_local(s);
 		return true;
 	case SIW2_OP_READ:

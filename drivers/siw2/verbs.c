@@ -37,6 +37,7 @@ static int query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cq = SIW2_MAX_CQ;
 	attr->max_cqe = SIW2_MAX_CQE;
 	attr->max_mr = SIW2_MAX_MR;
+	attr->max_mw = SIW2_MAX_MW;
 	attr->max_pd = SIW2_MAX_PD;
 	attr->max_qp_rd_atom = SIW2_MAX_IRD;
 	attr->max_qp_init_rd_atom = SIW2_MAX_ORD;
@@ -52,11 +53,14 @@ static int query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 */
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	/*
-	 * Fast registration, Local Invalidate and Send with Invalidate; a
-	 * port event on every carrier change of the netdev (device.c); the
-	 * node GUID as sys_image_guid.
+	 * Fast registration, Local Invalidate and Send with Invalidate;
+	 * memory windows of type 1 and 2, the type 2 ones tied to the QP
+	 * they are bound through (2B, mr.c); a port event on every carrier
+	 * change of the netdev (device.c); the node GUID as sys_image_guid.
 	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	/* Lets `rdma link delete` remove a device created by `rdma link add`. */
@@ -265,10 +269,13 @@ const struct ib_device_ops siw2_verbs_ops = {
 	.alloc_mr = siw2_mr_alloc,
 	.map_mr_sg = siw2_mr_map_sg,
 	.dereg_mr = siw2_mr_dereg,
+	.alloc_mw = siw2_mw_alloc,
+	.dealloc_mw = siw2_mw_dealloc,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, siw2_ucontext, base),
 	INIT_RDMA_OBJ_SIZE(ib_pd, siw2_pd, base),
 	INIT_RDMA_OBJ_SIZE(ib_cq, siw2_cq, base),
 	INIT_RDMA_OBJ_SIZE(ib_srq, siw2_srq, base),
 	INIT_RDMA_OBJ_SIZE(ib_qp, siw2_qp, base),
+	INIT_RDMA_OBJ_SIZE(ib_mw, siw2_mw, base),
 };

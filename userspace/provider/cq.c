@@ -188,6 +188,9 @@ static bool wc_opcode(uint8_t op, enum ibv_wc_opcode *out)
 	case SIW2_WC_LOCAL_INV:
 		*out = IBV_WC_LOCAL_INV;
 		return true;
+	case SIW2_WC_BIND_MW:
+		*out = IBV_WC_BIND_MW;
+		return true;
 	case SIW2_WC_RECV:
 	case SIW2_WC_RECV_IMM:
 		*out = IBV_WC_RECV;

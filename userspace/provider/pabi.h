@@ -297,6 +297,7 @@ struct pabi_ex_hdr {
 PABI_CMD(ibv_get_context, ib_uverbs_get_context);
 PABI_CMD(ibv_query_port, ib_uverbs_query_port);
 PABI_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
+PABI_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 PABI_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 PABI_CMD(ibv_create_cq, ib_uverbs_create_cq);
 PABI_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
@@ -354,6 +355,13 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/* Memory windows: fill mw->context, pd, rkey, handle and type. */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 
 /* Completion queues */
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,

@@ -236,6 +236,10 @@ static int wr_hdr(const struct ibv_send_wr *wr, struct siw2_wr *out)
 		out->opcode = SIW2_OP_LOCAL_INV;
 		out->imm_inv = wr->invalidate_rkey;
 		return 0;
+	case IBV_WR_BIND_MW:
+		out->opcode = SIW2_OP_BIND_MW;
+		out->rkey = wr->bind_mw.rkey;
+		return 0;
 	default:
 		return EINVAL;
 	}
@@ -269,26 +273,35 @@ static int wr_data(const struct siw2_qp *qp, struct siw2_sqe *sqe,
 
 /*
  * Translates @wr into @sqe, the free slot it will occupy (sq.c). A Local
- * Invalidate names no memory: its SGEs, if any, are ignored.
+ * Invalidate and a bind name no memory through SGEs: theirs, if any, are
+ * ignored. ibv_post_send() binds type 2 windows only (ibv_post_send(3));
+ * ibv_bind_mw() passes @type1 for its own.
  */
 static int fill_sqe(const struct siw2_qp *qp, struct siw2_sqe *sqe,
-		    const struct ibv_send_wr *wr)
+		    const struct ibv_send_wr *wr, bool type1)
 {
 	struct siw2_wr hdr;
 	int err;
 
+	if (wr->opcode == IBV_WR_BIND_MW &&
+	    (!wr->bind_mw.mw || wr->bind_mw.mw->type !=
+	     (type1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2)))
+		return EINVAL;
 	err = wr_hdr(wr, &hdr);
 	if (!err)
 		err = siw2_sqe_init(qp, sqe, &hdr);
-	if (!err && wr->opcode != IBV_WR_LOCAL_INV)
+	if (err)
+		return err;
+	if (wr->opcode == IBV_WR_BIND_MW)
+		siw2_sqe_set_bind(sqe, &wr->bind_mw.bind_info);
+	else if (wr->opcode != IBV_WR_LOCAL_INV)
 		err = wr_data(qp, sqe, wr);
 	return err ?: siw2_sqe_check(sqe);
 }
 
-int siw2_qp_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		      struct ibv_send_wr **bad_wr)
+static int post_send(struct siw2_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr, bool type1)
 {
-	struct siw2_qp *qp = siw2_qp_of(ibqp);
 	struct siw2_sq_batch b;
 	struct siw2_sqe *sqe;
 	int err = 0;
@@ -306,7 +319,7 @@ int siw2_qp_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			err = ENOMEM;
 			break;
 		}
-		err = fill_sqe(qp, sqe, wr);
+		err = fill_sqe(qp, sqe, wr, type1);
 		if (err)
 			break;
 	}
@@ -318,6 +331,40 @@ int siw2_qp_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	/* Published requests are posted whatever the doorbell's fate. */
 	if (b.n)
 		siw2_sq_doorbell(qp);
+	return err;
+}
+
+int siw2_qp_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr)
+{
+	return post_send(siw2_qp_of(ibqp), wr, bad_wr, false);
+}
+
+/*
+ * ibv_bind_mw(3): a type 1 window's bind, as a work request of @ibqp's
+ * send queue under the window's next rkey, which the window carries from
+ * the moment the request is posted. libibverbs checked the type and the
+ * MR's protection domain.
+ */
+int siw2_mw_bind(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = mw_bind->bind_info,
+		},
+	};
+	struct ibv_send_wr *bad;
+	int err;
+
+	err = post_send(siw2_qp_of(ibqp), &wr, &bad, true);
+	if (!err)
+		mw->rkey = wr.bind_mw.rkey;
 	return err;
 }
 

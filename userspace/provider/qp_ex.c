@@ -17,9 +17,9 @@
  * whole batch and returns it. Each SQE is judged by siw2_sqe_check() once
  * it is finished, that is when the next builder or wr_complete comes.
  *
- * iWARP RC QPs have no UD address, XRC SRQ, TSO, memory windows or
- * atomic write: those builders and setters stay NULL, and a QP asking for
- * them is refused (EOPNOTSUPP), as ibv_create_qp_ex(3) requires.
+ * iWARP RC QPs have no UD address, XRC SRQ, TSO or atomic write: those
+ * builders and setters stay NULL, and a QP asking for them is refused
+ * (EOPNOTSUPP), as ibv_create_qp_ex(3) requires.
  */
 #include <errno.h>
 
@@ -33,7 +33,8 @@
 			    IBV_QP_EX_WITH_RDMA_READ | \
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
-			    IBV_QP_EX_WITH_LOCAL_INV)
+			    IBV_QP_EX_WITH_LOCAL_INV | \
+			    IBV_QP_EX_WITH_BIND_MW)
 
 static void wr_fail(struct siw2_qp *qp, int err)
 {
@@ -173,6 +174,25 @@ static void wr_local_inv(struct ibv_qp_ex *qp_ex, uint32_t invalidate_rkey)
 	});
 }
 
+/* A type 2 window's bind; ibv_bind_mw() binds type 1 windows (qp.c). */
+static void wr_bind_mw(struct ibv_qp_ex *qp_ex, struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	struct siw2_qp *qp = siw2_qp_ex_of(qp_ex);
+
+	wr_build(qp_ex, &(struct siw2_wr){
+		.opcode = SIW2_OP_BIND_MW,
+		.rkey = rkey,
+	});
+	if (!wr_target(qp))
+		return;
+	if (!mw || mw->type != IBV_MW_TYPE_2) {
+		wr_fail(qp, EINVAL);
+		return;
+	}
+	siw2_sqe_set_bind(qp->wr_sqe, bind_info);
+}
+
 /* ---- data setters ---- */
 
 static void wr_set_sge_list(struct ibv_qp_ex *qp_ex, size_t num_sge,
@@ -297,6 +317,8 @@ int siw2_qp_ex_setup(struct siw2_qp *qp, uint64_t send_ops_flags)
 		q->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	if (send_ops_flags & IBV_QP_EX_WITH_LOCAL_INV)
 		q->wr_local_inv = wr_local_inv;
+	if (send_ops_flags & IBV_QP_EX_WITH_BIND_MW)
+		q->wr_bind_mw = wr_bind_mw;
 
 	q->wr_set_sge = wr_set_sge;
 	q->wr_set_sge_list = wr_set_sge_list;

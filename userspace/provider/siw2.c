@@ -160,12 +160,15 @@ static int dealloc_pd(struct ibv_pd *pd)
 }
 
 static const struct verbs_context_ops ctx_ops = {
+	.alloc_mw = siw2_mw_alloc,
 	.alloc_pd = alloc_pd,
+	.bind_mw = siw2_mw_bind,
 	.create_cq = siw2_cq_create,
 	.create_cq_ex = siw2_cq_create_ex,
 	.create_qp = siw2_qp_create,
 	.create_qp_ex = siw2_qp_create_ex,
 	.create_srq = siw2_srq_create,
+	.dealloc_mw = siw2_mw_dealloc,
 	.dealloc_pd = dealloc_pd,
 	.dereg_mr = siw2_mr_dereg,
 	.destroy_cq = siw2_cq_destroy,

@@ -212,6 +212,8 @@ void siw2_sqe_clear_data(struct siw2_sqe *sqe);
 int siw2_sqe_add_inline(const struct siw2_qp *qp, struct siw2_sqe *sqe,
 			const void *addr, size_t len);
 int siw2_sqe_check(const struct siw2_sqe *sqe);
+void siw2_sqe_set_bind(struct siw2_sqe *sqe,
+		       const struct ibv_mw_bind_info *info);
 
 /* cq.c */
 struct ibv_cq *siw2_cq_create(struct ibv_context *ibctx, int cqe,
@@ -262,5 +264,9 @@ int siw2_srq_post_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 struct ibv_mr *siw2_mr_reg(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int siw2_mr_dereg(struct verbs_mr *vmr);
+struct ibv_mw *siw2_mw_alloc(struct ibv_pd *pd, enum ibv_mw_type type);
+int siw2_mw_dealloc(struct ibv_mw *mw);
+int siw2_mw_bind(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
 
 #endif /* SIW2_PROVIDER_H */

@@ -110,6 +110,20 @@ int siw2_sqe_init(const struct siw2_qp *qp, struct siw2_sqe *sqe,
 	return 0;
 }
 
+/*
+ * A bind's arguments (SIW2_OP_BIND_MW): the window's range of @info's MR
+ * and its rights. No MR and no length unbind a type 1 window.
+ */
+void siw2_sqe_set_bind(struct siw2_sqe *sqe,
+		       const struct ibv_mw_bind_info *info)
+{
+	siw2_sqe_clear_data(sqe);
+	sqe->bind.addr = info->addr;
+	sqe->bind.length = info->length;
+	sqe->bind.mr_lkey = info->mr ? info->mr->lkey : 0;
+	sqe->bind.access = info->mw_access_flags;
+}
+
 /* The SQE goes back to carrying no data. */
 void siw2_sqe_clear_data(struct siw2_sqe *sqe)
 {

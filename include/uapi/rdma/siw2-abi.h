@@ -175,6 +175,7 @@ enum siw2_opcode {
 	SIW2_OP_ATOMIC_FETCH_ADD = 8,
 	SIW2_OP_LOCAL_INV = 9,
 	SIW2_OP_REG_MR = 10,		/* kernel only */
+	SIW2_OP_BIND_MW = 11,		/* bind (or unbind) a memory window */
 	SIW2_OP_MAX
 };
 
@@ -185,9 +186,26 @@ enum siw2_opcode {
 #define SIW2_WQE_INLINE		(1U << 3)
 
 /*
+ * What a SIW2_OP_BIND_MW entry binds. The window is the one whose STag
+ * has the index of the entry's 'rkey'; 'rkey' is the STag the window
+ * answers to once bound (the index and a new key, ibv_inc_rkey()). The
+ * window covers [addr, addr + length) of the region whose lkey is
+ * 'mr_lkey', at the region's own addresses (not zero based), with the
+ * IB_ACCESS_REMOTE_* rights in 'access' (the ibv_access_flags values).
+ * A length of 0 unbinds a type 1 window (mr_lkey is then not looked at).
+ */
+struct siw2_bind_mw {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 mr_lkey;
+	__u32 access;
+};
+
+/*
  * A send queue entry, 256 bytes. With SIW2_WQE_INLINE, num_sge is 0,
  * inline_len bytes of data follow in 'inline_data'; otherwise num_sge
- * entries of 'sge' are valid.
+ * entries of 'sge' are valid. A SIW2_OP_BIND_MW entry has num_sge 0 and
+ * its arguments in 'bind'.
  */
 struct siw2_sqe {
 	__aligned_u64 wr_id;
@@ -205,6 +223,7 @@ struct siw2_sqe {
 	union {
 		struct siw2_sge sge[SIW2_UMAX_SGE];
 		__u8 inline_data[SIW2_UMAX_INLINE];
+		struct siw2_bind_mw bind;
 	};
 };
 
@@ -214,9 +233,9 @@ struct siw2_sqe {
  * SIW2_MAX_SGE_RD SGEs for a Read; exactly one SGE of 8 bytes for an
  * Atomic (RFC 7306: one 64-bit word comes back); no data at all for a
  * Send with Immediate Data (RFC 7306 carries none with it), a Local
- * Invalidate or a fast registration. The kernel-only opcodes name kernel
- * objects and are valid only when @kernel_ops is set, for a kernel
- * consumer's QP.
+ * Invalidate, a fast registration or a window's bind. The kernel-only
+ * opcodes name kernel objects and are valid only when @kernel_ops is
+ * set, for a kernel consumer's QP.
  *
  * On top of this rule the kernel applies the QP's own limits (its
  * max_send_sge and max_inline), which the provider applies as it writes
@@ -253,6 +272,7 @@ static __inline__ int siw2_sqe_valid(const struct siw2_sqe *sqe,
 	case SIW2_OP_SEND_IMM:
 	case SIW2_OP_LOCAL_INV:
 	case SIW2_OP_REG_MR:
+	case SIW2_OP_BIND_MW:
 		return !sqe->num_sge;
 	default:
 		return 1;
@@ -280,6 +300,7 @@ enum siw2_cqe_opcode {
 	SIW2_WC_RECV = 7,
 	SIW2_WC_RECV_IMM = 8,		/* an RFC 7306 Immediate Data message */
 	SIW2_WC_RECV_WRITE_IMM = 9,	/* Write followed by Immediate Data */
+	SIW2_WC_BIND_MW = 10,
 };
 
 /* siw2_cqe.flags */

@@ -190,7 +190,7 @@ static int dealloc_pd(const void *in, size_t in_len)
 #define MAX_OBJS 64
 #define MAX_RINGS 128
 
-enum obj_kind { OBJ_NONE, OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_MR };
+enum obj_kind { OBJ_NONE, OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_MR, OBJ_MW };
 
 struct ring {
 	int fd;				/* memfd; -1: slot free */
@@ -329,6 +329,7 @@ static const uint8_t sq_wc_op[SIW2_OP_MAX] = {
 	[SIW2_OP_ATOMIC_CMP_SWP] = SIW2_WC_COMP_SWAP,
 	[SIW2_OP_ATOMIC_FETCH_ADD] = SIW2_WC_FETCH_ADD,
 	[SIW2_OP_LOCAL_INV] = SIW2_WC_LOCAL_INV,
+	[SIW2_OP_BIND_MW] = SIW2_WC_BIND_MW,
 };
 
 /* Consumes every posted SQE: completes it, or flushes it in error. */
@@ -752,6 +753,40 @@ static int dereg_mr(const void *in, size_t in_len)
 	return 0;
 }
 
+/* A window's rkey: its index and a key of 0x30; type 1 or 2 only. */
+static int alloc_mw(const void *in, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_alloc_mw *cmd = in;
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	struct obj *mw;
+
+	CHECK_SIZES(in_len, out_len, *cmd, resp);
+	if (cmd->pd_handle != FAKE_PD_HANDLE ||
+	    (cmd->mw_type != IBV_MW_TYPE_1 && cmd->mw_type != IBV_MW_TYPE_2))
+		return EINVAL;
+	mw = obj_new(OBJ_MW);
+	if (!mw)
+		return ENOMEM;
+	resp.mw_handle = mw->handle;
+	resp.rkey = (0x400 + mw->handle) << 8 | 0x30;
+	memcpy(user_ptr(cmd->response), &resp, sizeof(resp));
+	return 0;
+}
+
+static int dealloc_mw(const void *in, size_t in_len)
+{
+	const struct ib_uverbs_dealloc_mw *cmd = in;
+	struct obj *mw;
+
+	if (in_len != sizeof(*cmd))
+		return EINVAL;
+	mw = obj_get(OBJ_MW, cmd->mw_handle);
+	if (!mw)
+		return EINVAL;
+	mw->kind = OBJ_NONE;
+	return 0;
+}
+
 /* ---- what the test sees of the fake kernel ---- */
 
 /* The kernel's view of QP @qpn's queue @which (0: SQ, 1: RQ), or NULL. */
@@ -900,6 +935,10 @@ static int dispatch(const void *buf, size_t len)
 		return reg_mr(p, len, hdr->out_words * 4);
 	case IB_USER_VERBS_CMD_DEREG_MR:
 		return dereg_mr(p, len);
+	case IB_USER_VERBS_CMD_ALLOC_MW:
+		return alloc_mw(p, len, hdr->out_words * 4);
+	case IB_USER_VERBS_CMD_DEALLOC_MW:
+		return dealloc_mw(p, len);
 	default:
 		return EOPNOTSUPP;
 	}

@@ -960,7 +960,7 @@ static int test_qp_ex(struct ibv_context *ctx, struct ibv_pd *pd)
 		.comp_mask = IBV_QP_INIT_ATTR_PD |
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = pd,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
 	};
 	struct ibv_qp_init_attr legacy = {
 		.cap = { .max_send_wr = 1, .max_send_sge = 1 },
@@ -984,10 +984,6 @@ static int test_qp_ex(struct ibv_context *ctx, struct ibv_pd *pd)
 		FAIL("qp_ex: ibv_create_cq: %s", strerror(errno));
 	init.send_cq = init.recv_cq = legacy.send_cq = legacy.recv_cq = cq;
 
-	errno = 0;
-	if (ibv_create_qp_ex(ctx, &init) || errno != EOPNOTSUPP)
-		FAIL("qp_ex with BIND_MW: want EOPNOTSUPP, got %s",
-		     strerror(errno));
 	init.send_ops_flags = IBV_QP_EX_WITH_TSO;
 	errno = 0;
 	if (ibv_create_qp_ex(ctx, &init) || errno != EOPNOTSUPP)
@@ -1210,6 +1206,124 @@ static int test_qp_ex(struct ibv_context *ctx, struct ibv_pd *pd)
 	return 0;
 }
 
+/*
+ * Memory windows: the SQEs a bind makes, through ibv_bind_mw() (type 1),
+ * ibv_post_send() and ibv_wr_bind_mw() (type 2), and what each refuses.
+ */
+static int test_mw(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	static char buf[8192];
+	struct ibv_qp_init_attr_ex init = {
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_BIND_MW,
+	};
+	struct ibv_mw_bind bind = {
+		.wr_id = 600,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .addr = (uintptr_t)buf + 4096, .length = 100,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+	};
+	struct ibv_send_wr swr, *bad;
+	struct ibv_mw *mw1, *mw2;
+	const struct siw2_sqe *e;
+	struct ibv_qp_ex *qpx;
+	struct ibv_wc wc[4];
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint32_t rkey;
+
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_MW_BIND);
+	mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (!mr || !mw1 || !mw2)
+		FAIL("mw: reg_mr, alloc_mw: %s", strerror(errno));
+	if (mw1->type != IBV_MW_TYPE_1 || mw1->pd != pd ||
+	    mw1->rkey != ((0x400 + mw1->handle) << 8 | 0x30))
+		FAIL("mw: alloc_mw fields");
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	if (!cq)
+		FAIL("mw: ibv_create_cq");
+	init.send_cq = init.recv_cq = cq;
+	qp = ibv_create_qp_ex(ctx, &init);
+	qpx = qp ? ibv_qp_to_qp_ex(qp) : NULL;
+	if (!qpx || !qpx->wr_bind_mw)
+		FAIL("mw: a QP with wr_bind_mw");
+
+	/* Type 1: the next key, the MR's lkey, the rights, a completion. */
+	bind.bind_info.mr = mr;
+	rkey = mw1->rkey;
+	if (ibv_bind_mw(qp, mw1, &bind))
+		FAIL("ibv_bind_mw of a type 1 window");
+	e = fk.last_sqe();
+	if (sqe_is(e, 600, SIW2_OP_BIND_MW, SIW2_WQE_SIGNALED,
+		   ibv_inc_rkey(rkey), 0, 0, "bind_mw") || e->num_sge ||
+	    e->bind.addr != (uintptr_t)buf + 4096 || e->bind.length != 100 ||
+	    e->bind.mr_lkey != mr->lkey ||
+	    e->bind.access != IBV_ACCESS_REMOTE_WRITE)
+		FAIL("ibv_bind_mw: SQE");
+	if (mw1->rkey != ibv_inc_rkey(rkey))
+		FAIL("ibv_bind_mw: mw->rkey %#x, want %#x", mw1->rkey,
+		     ibv_inc_rkey(rkey));
+	if (ibv_poll_cq(cq, 4, wc) != 1 || wc[0].opcode != IBV_WC_BIND_MW ||
+	    wc[0].wr_id != 600)
+		FAIL("ibv_bind_mw: completion opcode %d", wc[0].opcode);
+	/* Unbinding: no MR, no length. */
+	bind.bind_info = (struct ibv_mw_bind_info){};
+	if (ibv_bind_mw(qp, mw1, &bind) || fk.last_sqe()->bind.length ||
+	    fk.last_sqe()->bind.mr_lkey || ibv_poll_cq(cq, 4, wc) != 1)
+		FAIL("ibv_bind_mw: unbind");
+	if (ibv_bind_mw(qp, mw2, &bind) != EINVAL)
+		FAIL("ibv_bind_mw of a type 2 window");
+
+	/* Type 2 through ibv_post_send(); a type 1 window is refused. */
+	swr = (struct ibv_send_wr){
+		.wr_id = 601, .opcode = IBV_WR_BIND_MW,
+		.bind_mw = { .mw = mw2, .rkey = ibv_inc_rkey(mw2->rkey),
+			     .bind_info = { .mr = mr, .addr = (uintptr_t)buf,
+					    .length = 8192,
+					    .mw_access_flags =
+						IBV_ACCESS_REMOTE_READ } },
+	};
+	if (ibv_post_send(qp, &swr, &bad))
+		FAIL("post_send: bind of a type 2 window");
+	e = fk.last_sqe();
+	if (sqe_is(e, 601, SIW2_OP_BIND_MW, 0, ibv_inc_rkey(mw2->rkey), 0, 0,
+		   "post_send bind_mw") || e->bind.length != 8192 ||
+	    e->bind.access != IBV_ACCESS_REMOTE_READ)
+		FAIL("post_send bind_mw: SQE");
+	swr.bind_mw.mw = mw1;
+	if (ibv_post_send(qp, &swr, &bad) != EINVAL || bad != &swr)
+		FAIL("post_send: bind of a type 1 window not refused");
+
+	/* Type 2 through ibv_wr_bind_mw(); a type 1 window is refused. */
+	ibv_wr_start(qpx);
+	qpx->wr_id = 602;
+	qpx->wr_flags = 0;
+	ibv_wr_bind_mw(qpx, mw2, 0x1234, &swr.bind_mw.bind_info);
+	if (ibv_wr_complete(qpx))
+		FAIL("wr_bind_mw of a type 2 window");
+	e = fk.last_sqe();
+	if (sqe_is(e, 602, SIW2_OP_BIND_MW, 0, 0x1234, 0, 0, "wr_bind_mw") ||
+	    e->bind.mr_lkey != mr->lkey || e->bind.addr != (uintptr_t)buf)
+		FAIL("wr_bind_mw: SQE");
+	ibv_wr_start(qpx);
+	ibv_wr_bind_mw(qpx, mw1, 0x1234, &swr.bind_mw.bind_info);
+	if (ibv_wr_complete(qpx) != EINVAL)
+		FAIL("wr_bind_mw of a type 1 window not refused");
+
+	if (ibv_dealloc_mw(mw1) || ibv_dealloc_mw(mw2) ||
+	    ibv_destroy_qp(qp) || ibv_destroy_cq(cq) || ibv_dereg_mr(mr))
+		FAIL("mw: dealloc, destroy");
+	return 0;
+}
+
 static int run_verbs(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd;
@@ -1221,7 +1335,7 @@ static int run_verbs(struct ibv_context *ctx)
 		FAIL("ibv_alloc_pd");
 	if (test_cq(ctx) || test_qp(ctx, pd) || test_srq(ctx, pd) ||
 	    test_mr(pd) || test_threads(ctx, pd) || test_cq_ex(ctx) ||
-	    test_qp_ex(ctx, pd))
+	    test_qp_ex(ctx, pd) || test_mw(ctx, pd))
 		return 1;
 	if (ibv_dealloc_pd(pd))
 		FAIL("ibv_dealloc_pd");
