@@ -238,7 +238,7 @@ cnt() { awk -v n="$1" '$1 == n { print $2 }' /sys/kernel/debug/siw2/counters; }
 # Succeeds when no object an application creates is alive.
 all_gone() {
 	local o
-	for o in qp cq mr pd cep listener ucontext srq; do
+	for o in qp cq mr mw pd cep listener ucontext srq; do
 		[ "$(obj $o)" = 0 ] || return 1
 	done
 }
