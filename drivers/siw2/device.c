@@ -50,9 +50,12 @@ static void dealloc_driver(struct ib_device *ibdev)
 	if (sdev->netdev)
 		netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	sdev->netdev = NULL;
-	/* Every MR was deregistered; the frees its last holders queued. */
+	/*
+	 * Every MR and window was deregistered; the frees its last holders
+	 * queued.
+	 */
 	siw2_mr_flush();
-	WARN_ON_ONCE(atomic_read(&sdev->num_mr));
+	WARN_ON_ONCE(atomic_read(&sdev->num_mr) || atomic_read(&sdev->num_mw));
 	siw2_verbs_uninit_device(sdev);
 	siw2_counters_uninit_device(sdev);
 	siw2_obj_destroyed(SIW2_OBJ_DEVICE);
