@@ -51,8 +51,8 @@ static void dealloc_driver(struct ib_device *ibdev)
 		netdev_put(sdev->netdev, &sdev->netdev_tracker);
 	sdev->netdev = NULL;
 	/*
-	 * Every MR and window was deregistered; the frees its last holders
-	 * queued.
+	 * Every MR was deregistered and every window deallocated; the frees
+	 * their last holders queued.
 	 */
 	siw2_mr_flush();
 	WARN_ON_ONCE(atomic_read(&sdev->num_mr) || atomic_read(&sdev->num_mw));

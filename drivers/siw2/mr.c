@@ -23,11 +23,14 @@
  * may be softirq.
  *
  * Lifetime. The STag table holds one reference, each holder another.
- * dereg_mr removes the STag from the table (no new lookups find it),
- * marks the MR invalid under the lock held for writing (the copy under
- * way finishes, none starts: a holder's next access fails as for an
- * invalidated STag, and the receive path answers with the Terminate of
- * RFC 5040 7.4 / RFC 5041 7.2) and drops the table's reference. It waits
+ * dereg_mr marks the MR invalid under the lock held for writing (the
+ * copy under way finishes, none starts: a holder's next access fails as
+ * for an invalidated STag, and the receive path answers with the
+ * Terminate of RFC 5040 7.4 / RFC 5041 7.2), removes the STag from the
+ * table (no new lookups find it) and drops the table's reference; it
+ * fails with -EBUSY, changing nothing, while memory windows are bound to
+ * the MR (the core has already taken the MR out of restrack then, so
+ * `rdma resource show mr` no longer lists it, though it works). It waits
  * for no holder: a peer can make a holder keep its reference as long as
  * it likes (a partial FPDU, then silence; a Read Request, then a closed
  * window), and a hardware RNIC's dereg does not wait for its peer either.
@@ -97,10 +100,9 @@ static bool rights_ok(int access)
 static struct siw2_mr *mr_alloc(struct siw2_device *sdev, struct ib_pd *pd,
 				enum siw2_mr_kind kind)
 {
-	struct siw2_mr *mr;
-
 	atomic_t *num = kind == SIW2_MR_MW ? &sdev->num_mw : &sdev->num_mr;
 	int max = kind == SIW2_MR_MW ? SIW2_MAX_MW : SIW2_MAX_MR;
+	struct siw2_mr *mr;
 
 	if (atomic_inc_return(num) > max) {
 		atomic_dec(num);
@@ -475,7 +477,7 @@ struct siw2_mr *siw2_mr_lookup_view(struct siw2_device *sdev, u32 stag,
 	read_lock_bh(&mr->lock);
 	view->valid = mr->stag == stag && mr->valid;
 	if (mr->kind == SIW2_MR_MW && mr->mw_type == IB_MW_TYPE_2)
-		view->assoc = mr->qp_serial == qp->serial;
+		view->assoc = mr->qp_serial == READ_ONCE(qp->serial);
 	else
 		view->assoc = mr->pd == qp->base.pd;
 	view->access = (mr->access & access) == access;
@@ -512,6 +514,24 @@ static struct siw2_mr *window_unbind_locked(struct siw2_mr *mw)
 	return parent;
 }
 
+/*
+ * Invalidates a window whose lock is held for writing: only a type 2
+ * one, and by a peer only over the QP it was bound through.
+ */
+static enum siw2_mr_fault window_inval_locked(struct siw2_mr *mw,
+					      const struct siw2_qp *qp,
+					      bool remote,
+					      struct siw2_mr **parent)
+{
+	lockdep_assert_held_write(&mw->lock);
+	if (mw->mw_type != IB_MW_TYPE_2)
+		return SIW2_MR_STATE;
+	if (remote && mw->qp_serial != READ_ONCE(qp->serial))
+		return SIW2_MR_BAD_QP;
+	*parent = window_unbind_locked(mw);
+	return SIW2_MR_OK;
+}
+
 /**
  * siw2_mr_invalidate() - Local Invalidate, or a Send with Invalidate
  * @sdev: the device
@@ -522,8 +542,8 @@ static struct siw2_mr *window_unbind_locked(struct siw2_mr *mw)
  *
  * Fast registration MRs and type 2 windows are invalidated (the verbs: a
  * type 1 window cannot be); an invalid one may be invalidated again. A
- * peer invalidates a type 2 window only over the QP it serves. Any
- * context.
+ * peer invalidates a type 2 window only over the QP it was last bound
+ * through, and an MR only when it grants remote access. Any context.
  *
  * Return: SIW2_MR_OK, or why not.
  */
@@ -542,16 +562,12 @@ enum siw2_mr_fault siw2_mr_invalidate(struct siw2_device *sdev, u32 stag,
 		fault = SIW2_MR_BAD_STAG;
 	else if (mr->pd != qp->base.pd)
 		fault = SIW2_MR_BAD_PD;
-	else if (mr->kind == SIW2_MR_MW && mr->mw_type == IB_MW_TYPE_2 &&
-		 remote && mr->valid && mr->qp_serial != qp->serial)
-		fault = SIW2_MR_BAD_PD;
-	else if (mr->kind != SIW2_MR_FAST &&
-		 !(mr->kind == SIW2_MR_MW && mr->mw_type == IB_MW_TYPE_2))
+	else if (mr->kind == SIW2_MR_MW)
+		fault = window_inval_locked(mr, qp, remote, &parent);
+	else if (mr->kind != SIW2_MR_FAST)
 		fault = SIW2_MR_STATE;
 	else if (remote && !(mr->access & SIW2_ACCESS_REMOTE))
 		fault = SIW2_MR_ACCESS;
-	else if (mr->kind == SIW2_MR_MW)
-		parent = window_unbind_locked(mr);
 	else
 		mr->valid = false;
 	write_unlock_bh(&mr->lock);
@@ -670,6 +686,21 @@ static struct siw2_mr *bind_parent(struct siw2_device *sdev, struct ib_pd *pd,
 	return mr;
 }
 
+/*
+ * May a bind to @stag start on this window? Not once deallocated; a type
+ * 2 window only while unbound; and never under the STag it has now, so
+ * that the old STag of a window bound elsewhere cannot live on.
+ */
+static enum siw2_mr_fault window_bind_state(const struct siw2_mr *win,
+					    u32 stag)
+{
+	lockdep_assert_held(&win->lock);
+	if (win->dead || (win->mw_type == IB_MW_TYPE_2 && win->valid) ||
+	    (win->valid && win->stag == stag))
+		return SIW2_MR_STATE;
+	return SIW2_MR_OK;
+}
+
 /**
  * siw2_mw_bind() - execute a SIW2_OP_BIND_MW work request
  * @sdev: the device
@@ -703,6 +734,16 @@ enum siw2_mr_fault siw2_mw_bind(struct siw2_device *sdev,
 		fault = SIW2_MR_BAD_PD;
 		goto out;
 	}
+	/*
+	 * A bind that will fail on the window's state fails before it
+	 * counts itself in the MR (a dereg_mr meanwhile would see -EBUSY);
+	 * the check is made again below, under the lock held for writing.
+	 */
+	read_lock_bh(&win->lock);
+	fault = window_bind_state(win, stag);
+	read_unlock_bh(&win->lock);
+	if (fault)
+		goto out;
 	if (b->length) {
 		parent = bind_parent(sdev, pd, b, &fault);
 		if (!parent)
@@ -713,8 +754,8 @@ enum siw2_mr_fault siw2_mw_bind(struct siw2_device *sdev,
 	}
 
 	write_lock_bh(&win->lock);
-	if (win->dead || (win->mw_type == IB_MW_TYPE_2 && win->valid)) {
-		fault = SIW2_MR_STATE;
+	fault = window_bind_state(win, stag);
+	if (fault) {
 		old = parent;
 	} else {
 		old = window_unbind_locked(win);
@@ -723,7 +764,7 @@ enum siw2_mr_fault siw2_mw_bind(struct siw2_device *sdev,
 		win->iova = b->addr;
 		win->len = b->length;
 		win->access = b->access;
-		win->qp_serial = qp->serial;
+		win->qp_serial = READ_ONCE(qp->serial);
 		win->valid = !!parent;
 	}
 	write_unlock_bh(&win->lock);

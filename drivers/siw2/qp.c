@@ -195,7 +195,8 @@ void siw2_qp_iw_rem_ref(struct ib_qp *ibqp)
  * Copies an SQE out of its slot: the fixed part, then only the SGEs or
  * inline octets it says it has (no more than the slot holds), or a
  * bind's arguments, a fraction of the slot for a small message. The rest
- * of @out is left alone; nothing reads beyond num_sge or inline_len.
+ * of @out is left alone; nothing reads beyond num_sge or inline_len, or
+ * a bind's arguments for a bind.
  */
 static void sqe_read(struct siw2_sqe *out, const struct siw2_sqe *slot)
 {
@@ -577,6 +578,11 @@ static unsigned int set_state_locked(struct siw2_qp *qp,
 		/* What the stream holds goes too, whatever state comes next. */
 		if (qp->flush_held)
 			WRITE_ONCE(qp->discard_held, true);
+		/*
+		 * The next connection is another QP to its peer: type 2
+		 * windows bound over this one serve it no more (mr.c).
+		 */
+		WRITE_ONCE(qp->serial, atomic64_inc_return(&qp_serials));
 		break;
 	default:
 		break;

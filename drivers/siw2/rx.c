@@ -359,7 +359,8 @@ static u32 inval_cause(enum siw2_mr_fault fault)
 {
 	struct siw2_inval_view v = {
 		.exists = fault != SIW2_MR_BAD_STAG,
-		.same_pd = fault != SIW2_MR_BAD_PD,
+		/* A type 2 window of another QP is not this stream's. */
+		.same_pd = fault != SIW2_MR_BAD_PD && fault != SIW2_MR_BAD_QP,
 		.invalidatable = fault == SIW2_MR_OK,
 	};
 

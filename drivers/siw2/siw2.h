@@ -390,8 +390,10 @@ struct siw2_qp_attrs {
  *	its consumer first posts (tx.c)
  * @user: the rings are mapped to user space
  * @owner: the effective user that created the QP (see may_name() in qp.c)
- * @serial: the module's number for this QP, never reused (QP numbers
- *	are): the QP a type 2 memory window is bound to (mr.c)
+ * @serial: the module's number for this QP and connection, never reused
+ *	(QP numbers are), renewed by each move to RESET: which QP a type 2
+ *	memory window serves (mr.c). WRITE_ONCE under @lock, READ_ONCE
+ *	elsewhere
  * @fatal_sent: IB_EVENT_QP_FATAL was raised for a broken user ring (since
  *	the last RESET, which mends the rings)
  * @stream: the data path of the QP's connection (engine.h), or of the
@@ -469,6 +471,7 @@ enum siw2_mr_fault {
 	SIW2_MR_BOUNDS,		/* outside the region */
 	SIW2_MR_INVALID,	/* invalidated, or never fast-registered */
 	SIW2_MR_STATE,		/* the state change is not allowed */
+	SIW2_MR_BAD_QP,		/* a type 2 window of another QP */
 };
 
 /**
@@ -498,15 +501,16 @@ enum siw2_mr_fault {
  * @max_pages: SIW2_MR_FAST: room in @fpages
  * @fpages: SIW2_MR_FAST: page-size aligned kernel virtual addresses (siw2
  *	is a virtual-DMA device, so DMA addresses are kernel addresses)
- * @windows: SIW2_MR_USER: memory windows bound to it (under @lock);
- *	dereg_mr fails with -EBUSY while there are any
+ * @windows: SIW2_MR_USER: memory windows bound to it, and binds to it
+ *	under way (under @lock); dereg_mr fails with -EBUSY while there are
+ *	any
  * @dead: dereg_mr or dealloc_mw ran (under @lock): nothing binds to it,
  *	or it binds to nothing, again
  * @mw_type: SIW2_MR_MW: IB_MW_TYPE_1 or IB_MW_TYPE_2
  * @parent: SIW2_MR_MW: the MR the window lies in while @valid, held
  *	(one reference and one of its @windows), else NULL (under @lock)
- * @qp_serial: SIW2_MR_MW of type 2: the serial of the QP it was bound
- *	through, the only one it serves (under @lock)
+ * @qp_serial: SIW2_MR_MW: the serial of the QP it was last bound
+ *	through, the only one a type 2 window serves (under @lock)
  */
 struct siw2_mr {
 	struct ib_mr base;

@@ -379,6 +379,7 @@ PABI_SIZE(pabi_ex_hdr, 24);
 PABI_SIZE(ibv_get_context, 16);
 PABI_SIZE(ibv_query_port, 24);
 PABI_SIZE(ibv_alloc_pd, 16);
+PABI_SIZE(ibv_alloc_mw, 24);
 PABI_SIZE(ibv_reg_mr, 48);
 PABI_SIZE(ibv_create_cq, 40);
 PABI_SIZE(ibv_resize_cq, 24);

@@ -293,7 +293,8 @@ static int fill_sqe(const struct siw2_qp *qp, struct siw2_sqe *sqe,
 	if (err)
 		return err;
 	if (wr->opcode == IBV_WR_BIND_MW)
-		siw2_sqe_set_bind(sqe, &wr->bind_mw.bind_info);
+		err = siw2_sqe_set_bind(sqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+					&wr->bind_mw.bind_info);
 	else if (wr->opcode != IBV_WR_LOCAL_INV)
 		err = wr_data(qp, sqe, wr);
 	return err ?: siw2_sqe_check(sqe);

@@ -190,7 +190,7 @@ static void wr_bind_mw(struct ibv_qp_ex *qp_ex, struct ibv_mw *mw,
 		wr_fail(qp, EINVAL);
 		return;
 	}
-	siw2_sqe_set_bind(qp->wr_sqe, bind_info);
+	wr_fail(qp, siw2_sqe_set_bind(qp->wr_sqe, mw, rkey, bind_info));
 }
 
 /* ---- data setters ---- */

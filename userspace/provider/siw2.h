@@ -212,8 +212,8 @@ void siw2_sqe_clear_data(struct siw2_sqe *sqe);
 int siw2_sqe_add_inline(const struct siw2_qp *qp, struct siw2_sqe *sqe,
 			const void *addr, size_t len);
 int siw2_sqe_check(const struct siw2_sqe *sqe);
-void siw2_sqe_set_bind(struct siw2_sqe *sqe,
-		       const struct ibv_mw_bind_info *info);
+int siw2_sqe_set_bind(struct siw2_sqe *sqe, const struct ibv_mw *mw,
+		      uint32_t rkey, const struct ibv_mw_bind_info *info);
 
 /* cq.c */
 struct ibv_cq *siw2_cq_create(struct ibv_context *ibctx, int cqe,

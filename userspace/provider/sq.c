@@ -112,16 +112,21 @@ int siw2_sqe_init(const struct siw2_qp *qp, struct siw2_sqe *sqe,
 
 /*
  * A bind's arguments (SIW2_OP_BIND_MW): the window's range of @info's MR
- * and its rights. No MR and no length unbind a type 1 window.
+ * and its rights. No MR and no length unbind a type 1 window. The kernel
+ * finds the window by @rkey's index, which must be @mw's own (only the
+ * key changes).
  */
-void siw2_sqe_set_bind(struct siw2_sqe *sqe,
-		       const struct ibv_mw_bind_info *info)
+int siw2_sqe_set_bind(struct siw2_sqe *sqe, const struct ibv_mw *mw,
+		      uint32_t rkey, const struct ibv_mw_bind_info *info)
 {
+	if (!mw || ((rkey ^ mw->rkey) & ~(uint32_t)0xff))
+		return EINVAL;
 	siw2_sqe_clear_data(sqe);
 	sqe->bind.addr = info->addr;
 	sqe->bind.length = info->length;
 	sqe->bind.mr_lkey = info->mr ? info->mr->lkey : 0;
 	sqe->bind.access = info->mw_access_flags;
+	return 0;
 }
 
 /* The SQE goes back to carrying no data. */

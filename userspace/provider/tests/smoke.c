@@ -1306,17 +1306,28 @@ static int test_mw(struct ibv_context *ctx, struct ibv_pd *pd)
 	ibv_wr_start(qpx);
 	qpx->wr_id = 602;
 	qpx->wr_flags = 0;
-	ibv_wr_bind_mw(qpx, mw2, 0x1234, &swr.bind_mw.bind_info);
+	ibv_wr_bind_mw(qpx, mw2, mw2->rkey ^ 0x12, &swr.bind_mw.bind_info);
 	if (ibv_wr_complete(qpx))
 		FAIL("wr_bind_mw of a type 2 window");
 	e = fk.last_sqe();
-	if (sqe_is(e, 602, SIW2_OP_BIND_MW, 0, 0x1234, 0, 0, "wr_bind_mw") ||
+	if (sqe_is(e, 602, SIW2_OP_BIND_MW, 0, mw2->rkey ^ 0x12, 0, 0,
+		   "wr_bind_mw") ||
 	    e->bind.mr_lkey != mr->lkey || e->bind.addr != (uintptr_t)buf)
 		FAIL("wr_bind_mw: SQE");
 	ibv_wr_start(qpx);
-	ibv_wr_bind_mw(qpx, mw1, 0x1234, &swr.bind_mw.bind_info);
+	ibv_wr_bind_mw(qpx, mw1, mw1->rkey ^ 0x12, &swr.bind_mw.bind_info);
 	if (ibv_wr_complete(qpx) != EINVAL)
 		FAIL("wr_bind_mw of a type 1 window not refused");
+	/* The rkey names the window by its index: another one's is refused. */
+	ibv_wr_start(qpx);
+	ibv_wr_bind_mw(qpx, mw2, ibv_inc_rkey(mw1->rkey),
+		       &swr.bind_mw.bind_info);
+	if (ibv_wr_complete(qpx) != EINVAL)
+		FAIL("wr_bind_mw with another window's rkey not refused");
+	swr.bind_mw.mw = mw2;
+	swr.bind_mw.rkey = ibv_inc_rkey(mw1->rkey);
+	if (ibv_post_send(qp, &swr, &bad) != EINVAL)
+		FAIL("post_send bind with another window's rkey not refused");
 
 	if (ibv_dealloc_mw(mw1) || ibv_dealloc_mw(mw2) ||
 	    ibv_destroy_qp(qp) || ibv_destroy_cq(cq) || ibv_dereg_mr(mr))
