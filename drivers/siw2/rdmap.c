@@ -516,6 +516,60 @@ int siw2_rdmap_term_parse(u32 term_ctrl, const u8 *body, u32 len,
 	return 0;
 }
 
+/**
+ * siw2_rdmap_term_blame() - which request of ours a Terminate ends
+ * @t: a received Terminate, as siw2_rdmap_term_parse() read it
+ * @b: filled when it names one
+ *
+ * A Terminate copies the headers of the message that caused it as its
+ * Hdr Ctrl bits say (RFC 5040 4.8). When it copies the RDMAP header of a
+ * Read Request (RFC 5040 4.4) or an Atomic Request (RFC 7306 8.1), it
+ * names one of our requests that is still outstanding: the Read by the
+ * Data Sink its Responses were to fill, the Atomic by its Request
+ * Identifier. The Local Peer can then end that request with the error
+ * the Terminate reports instead of a flush. A Terminate without those
+ * copies, or for any other message, names nothing we can find: a Write
+ * or Send completed when it was sent.
+ *
+ * Return: true if @t names a request, described in @b.
+ */
+bool siw2_rdmap_term_blame(const struct siw2_term_info *t,
+			   struct siw2_term_blame *b)
+{
+	u32 layer = SIW2_TERM_CAUSE_LAYER(t->cause);
+	u32 etype = SIW2_TERM_CAUSE_ETYPE(t->cause);
+	const struct siw2_rdmap_atomic_req *a;
+	const struct siw2_rdmap_read_req *r;
+	u8 opcode;
+
+	memset(b, 0, sizeof(*b));
+	if (!(t->hdrctl & SIW2_TERM_R) || !t->ddp_len || !t->rdmap_len ||
+	    (t->ddp_hdr[0] & SIW2_DDP_T))
+		return false;
+	/* Remote protection errors of RDMAP, buffer errors of DDP. */
+	b->access = (layer == SIW2_LAYER_RDMAP &&
+		     etype == SIW2_ETYPE_RDMAP_PROT) ||
+		    (layer == SIW2_LAYER_DDP &&
+		     (etype == SIW2_ETYPE_DDP_TAGGED ||
+		      etype == SIW2_ETYPE_DDP_UNTAGGED));
+	opcode = t->ddp_hdr[1] & SIW2_RDMAP_OPCODE;
+	if (opcode == SIW2_RDMAP_OP_READ_REQ &&
+	    t->rdmap_len == sizeof(*r)) {
+		r = (const void *)t->rdmap_hdr;
+		b->sink_stag = be32_to_cpu(r->sink_stag);
+		b->sink_to = be64_to_cpu(r->sink_to);
+		return true;
+	}
+	if (opcode == SIW2_RDMAP_OP_ATOMIC_REQ &&
+	    t->rdmap_len == sizeof(*a)) {
+		a = (const void *)t->rdmap_hdr;
+		b->atomic = true;
+		b->req_id = be32_to_cpu(a->req_id);
+		return true;
+	}
+	return false;
+}
+
 static bool uses_ord(u8 opcode)
 {
 	return opcode == SIW2_RDMAP_OP_READ_REQ || opcode == SIW2_RDMAP_OP_ATOMIC_REQ;

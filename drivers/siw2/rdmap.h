@@ -205,6 +205,27 @@ u32 siw2_rdmap_term_build(u8 *buf, u32 size, const struct siw2_term_info *t);
 int siw2_rdmap_term_parse(u32 term_ctrl, const u8 *body, u32 len,
 			  struct siw2_term_info *t);
 
+/**
+ * struct siw2_term_blame - the request of ours a received Terminate ends
+ * @atomic: an Atomic Request, known by @req_id; else a Read Request,
+ *	known by its sink, @sink_stag and @sink_to
+ * @access: a protection error (the verbs' remote access error); else any
+ *	other (a remote operation error)
+ * @req_id: the Atomic Request's Request Identifier
+ * @sink_stag: the Read Request's Data Sink STag
+ * @sink_to: ... and Tagged Offset
+ */
+struct siw2_term_blame {
+	bool atomic;
+	bool access;
+	u32 req_id;
+	u32 sink_stag;
+	u64 sink_to;
+};
+
+bool siw2_rdmap_term_blame(const struct siw2_term_info *t,
+			   struct siw2_term_blame *b);
+
 /*
  * ORD: the Local Peer's outbound RDMA Read and Atomic Requests that have
  * not yet been answered. IRD: inbound ones the Local Peer is answering.

@@ -627,6 +627,45 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 	return 0;
 }
 
+/*
+ * The Read or Atomic Request of ours that @t names (rdmap.c) completes
+ * with the error the Terminate reports; the QP's move to ERR then flushes
+ * the rest. Its completion shows at once if every work request before it
+ * is done, else it is flushed with them.
+ */
+static void term_blame(struct siw2_stream *s, const struct siw2_term_info *t)
+{
+	struct siw2_term_blame b;
+	struct siw2_orq_entry *o;
+	struct siw2_wqe_rec *rec;
+	unsigned long flags;
+	bool found = false;
+	u32 i;
+
+	if (!siw2_rdmap_term_blame(t, &b))
+		return;
+	spin_lock_irqsave(&s->lock, flags);
+	for (i = s->orq_head; i != s->orq_tail; i++) {
+		o = siw2_orq_at(s, i);
+		if (b.atomic ? o->rd.atomic && i == b.req_id :
+		    !o->rd.atomic && o->rd.sink_stag == b.sink_stag &&
+		    o->rd.sink_to == b.sink_to) {
+			found = true;
+			break;
+		}
+	}
+	if (found) {
+		rec = &s->recs[o->slot];
+		rec->status = b.access ? IB_WC_REM_ACCESS_ERR :
+					 IB_WC_REM_OP_ERR;
+		rec->byte_len = 0;
+		rec->done = true;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (found)
+		siw2_tx_retire(s);
+}
+
 /* @t: the Terminate as parsed, or NULL if it was malformed. */
 static void got_terminate(struct siw2_stream *s,
 			  const struct siw2_term_info *t)
@@ -634,6 +673,8 @@ static void got_terminate(struct siw2_stream *s,
 	const struct siw2_term_info none = {};
 
 	rx_enter(&s->rx, SIW2_RX_DEAD);
+	if (t)
+		term_blame(s, t);
 	siw2_count(s->sdev, SIW2_CNT_TERM_RCVD);
 	trace_siw2_term_rcvd(&s->sdev->ibdev, s->qp->base.qp_num,
 			     t ? t : &none);

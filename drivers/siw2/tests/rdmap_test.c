@@ -482,6 +482,86 @@ static void rdmap_test_terminate_malformed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (u32)t.rdmap_len, 28U);
 }
 
+/* @bad's Terminate for @cause, through the wire and back, then blamed. */
+static bool term_blames(struct kunit *test, u32 cause, const u8 *bad,
+			u32 bad_len, struct siw2_term_blame *b)
+{
+	struct siw2_term_info t, r;
+	struct siw2_rdmap_hdr m;
+	u8 buf[128];
+	u32 len;
+
+	siw2_rdmap_term_prepare(&t, cause, bad, bad_len, bad_len);
+	len = siw2_rdmap_term_build(buf, sizeof(buf), &t);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_parse((union siw2_iwarp_hdr *)buf,
+					       len, false, &m), 0U);
+	KUNIT_EXPECT_EQ(test, siw2_rdmap_term_parse(m.term_ctrl, buf + 22,
+						    len - 22, &r), 0);
+	return siw2_rdmap_term_blame(&r, b);
+}
+
+static void rdmap_test_term_blame(struct kunit *test)
+{
+	struct siw2_rdmap_hdr m = { .last = true, .msn = 5 };
+	struct siw2_term_blame b;
+	union siw2_iwarp_hdr h;
+
+	/* A Read Request: named by its sink; protection or operation. */
+	m.opcode = SIW2_RDMAP_OP_READ_REQ;
+	m.rreq.sink_stag = 0x123456aa;
+	m.rreq.sink_to = 0x1122334455667788ULL;
+	m.rreq.size = 4096;
+	m.rreq.src_stag = 0x777;
+	m.rreq.src_to = 0x9000;
+	siw2_rdmap_build(&h, &m);
+	KUNIT_EXPECT_TRUE(test, term_blames(test, SIW2_TERM_RDMAP_INVALID_STAG,
+					    h.raw, 46, &b));
+	KUNIT_EXPECT_FALSE(test, b.atomic);
+	KUNIT_EXPECT_TRUE(test, b.access);
+	KUNIT_EXPECT_EQ(test, b.sink_stag, 0x123456aaU);
+	KUNIT_EXPECT_EQ(test, b.sink_to, 0x1122334455667788ULL);
+	KUNIT_EXPECT_TRUE(test, term_blames(test, SIW2_TERM_RDMAP_ACCESS,
+					    h.raw, 46, &b));
+	KUNIT_EXPECT_TRUE(test, b.access);
+	KUNIT_EXPECT_TRUE(test, term_blames(test, SIW2_TERM_RDMAP_OP_UNSPEC,
+					    h.raw, 46, &b));
+	KUNIT_EXPECT_FALSE(test, b.access);
+	/* Without the RDMAP copy (only part arrived) it names nothing. */
+	KUNIT_EXPECT_FALSE(test, term_blames(test, SIW2_TERM_DDP_U_MSN_RANGE,
+					     h.raw, 40, &b));
+	/* Nor do catastrophic errors, which copy nothing. */
+	KUNIT_EXPECT_FALSE(test, term_blames(test,
+					     SIW2_TERM_RDMAP_CATASTROPHIC,
+					     h.raw, 46, &b));
+
+	/* An Atomic Request: named by its Request Identifier. */
+	memset(&m, 0, sizeof(m));
+	m.opcode = SIW2_RDMAP_OP_ATOMIC_REQ;
+	m.last = true;
+	m.atomic.req_id = 42;
+	m.atomic.stag = 0x999;
+	siw2_rdmap_build(&h, &m);
+	KUNIT_EXPECT_TRUE(test, term_blames(test, SIW2_TERM_RDMAP_BASE_BOUNDS,
+					    h.raw, 70, &b));
+	KUNIT_EXPECT_TRUE(test, b.atomic);
+	KUNIT_EXPECT_TRUE(test, b.access);
+	KUNIT_EXPECT_EQ(test, b.req_id, 42U);
+
+	/* A Write is tagged: it completed when sent, nothing to name. */
+	memset(&m, 0, sizeof(m));
+	m.opcode = SIW2_RDMAP_OP_WRITE;
+	m.last = true;
+	m.stag = 0x1234;
+	siw2_rdmap_build(&h, &m);
+	KUNIT_EXPECT_FALSE(test, term_blames(test, SIW2_TERM_DDP_T_BASE_BOUNDS,
+					     h.raw, 14, &b));
+	/* Nor does a Send. */
+	m.opcode = SIW2_RDMAP_OP_SEND;
+	siw2_rdmap_build(&h, &m);
+	KUNIT_EXPECT_FALSE(test, term_blames(test, SIW2_TERM_DDP_U_MSN_NOBUF,
+					     h.raw, 18, &b));
+}
+
 static void rdmap_test_ord_fence(struct kunit *test)
 {
 	struct siw2_rdmap_ord o = { .max = 2 };
@@ -866,6 +946,7 @@ static struct kunit_case rdmap_test_cases[] = {
 	KUNIT_CASE(rdmap_test_check_inval),
 	KUNIT_CASE(rdmap_test_terminate),
 	KUNIT_CASE(rdmap_test_terminate_malformed),
+	KUNIT_CASE(rdmap_test_term_blame),
 	KUNIT_CASE(rdmap_test_ord_fence),
 	KUNIT_CASE(rdmap_test_ird),
 	KUNIT_CASE(rdmap_test_atomic_math),

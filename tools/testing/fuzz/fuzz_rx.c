@@ -1537,8 +1537,14 @@ static void parse_term(struct cur *c)
 	CHECK(SIW2_TERM_CAUSE_LAYER(t.cause) == ctrl >> 28);
 	CHECK(SIW2_TERM_CAUSE_ECODE(t.cause) == ((ctrl >> 16) & 0xff));
 	if (!ret) {
+		struct siw2_term_blame b;
+
 		term_roundtrip(&t);
 		CHECK(!t.ddp_len || !memcmp(t.ddp_hdr, body + 2, t.ddp_len));
+		/* It names a request only from a copied Request header. */
+		if (siw2_rdmap_term_blame(&t, &b))
+			CHECK((t.hdrctl & SIW2_TERM_R) &&
+			      t.rdmap_len == (b.atomic ? 52 : 28));
 	}
 	free(body);
 }

@@ -58,13 +58,13 @@
  * so a refused access that changed anything, in the window or around it,
  * shows. The refusal itself is the owner's Terminate, which the suite
  * reads from the siw2_term_sent tracepoint. At the peer, a Terminate
- * moves the QP to ERR: siw2, as upstream siw, completes the WR it names
- * and those after it with IBV_WC_WR_FLUSH_ERR (and raises QP_FATAL), so
- * a refused access completes with IBV_WC_REM_ACCESS_ERR or a flush. A
+ * moves the QP to ERR; the Read it names (its copy of the Read Request)
+ * completes with IBV_WC_REM_ACCESS_ERR, the WRs after it are flushed. A
  * Write completes once TCP took it, so it may have completed before the
- * owner's Terminate arrives: each refused Write is followed by a Read of
- * the owner's probe (a small MR of its own), which the Terminate then
- * ends (REM_ACCESS_ERR, REM_OP_ERR or a flush).
+ * owner's Terminate arrives, which then names no WR: each refused Write
+ * is followed by a Read of the owner's probe (a small MR of its own),
+ * which the Terminate then ends (REM_ACCESS_ERR, REM_OP_ERR or a flush);
+ * a Write still being sent when it arrives is flushed.
  *
  * -T SEC bounds every wait (default 30).
  */
@@ -1049,7 +1049,7 @@ static void c_refused_write(struct side *s, struct conn *c, uint32_t rkey,
 	c_refused(s, c, &wr, REFUSED, name);
 }
 
-/* A refused Read completes with REM_ACCESS_ERR or a flush (see top). */
+/* A refused Read completes with REM_ACCESS_ERR (see top). */
 static void c_refused_read(struct side *s, struct conn *c, uint32_t rkey,
 			   uint64_t raddr, const char *name)
 {
@@ -1063,9 +1063,7 @@ static void c_refused_read(struct side *s, struct conn *c, uint32_t rkey,
 	ret = ibv_post_send(c->qp, &wr, &bad);
 	if (!ret)
 		poll_wc(c->scq, &wc, timeout_s);
-	check(!ret && wc.wr_id == WR_OP &&
-	      (wc.status == IBV_WC_REM_ACCESS_ERR ||
-	       wc.status == IBV_WC_WR_FLUSH_ERR),
+	check(!ret && wc.wr_id == WR_OP && wc.status == IBV_WC_REM_ACCESS_ERR,
 	      name, "post: %s, completion: %s", strerror(ret), wc_str(&wc));
 	check(!s->buf[L_READ] &&
 	      !memcmp(s->buf + L_READ, s->buf + L_READ + 1, XLEN - 1),
@@ -1147,7 +1145,7 @@ static void cli_type1(struct side *s)
 	c_readback(s, a, m.rkey, m.addr, P3,
 		   "rebind: a Read with the new rkey brings it back");
 	c_refused_read(s, a, m.old_rkey, m.old_addr,
-		       "rebind: the old rkey is refused (the Read completes with REM_ACCESS_ERR or a flush)");
+		       "rebind: the old rkey is refused (the Read completes with IBV_WC_REM_ACCESS_ERR)");
 }
 
 /* unbind: a bind of length 0 ends a type 1 window. */
@@ -1542,7 +1540,7 @@ static void cli_type2x(struct side *s)
 	c_write(s, a, m.rkey, m.addr + 2048, P3,
 		"a Write with the new key after the rebind works");
 	c_refused_read(s, a, m.old_rkey, m.old_addr,
-		       "the rkey the Send with Invalidate ended is refused (the Read completes with REM_ACCESS_ERR or a flush)");
+		       "the rkey the Send with Invalidate ended is refused (the Read completes with IBV_WC_REM_ACCESS_ERR)");
 }
 
 /* t1sinv: a Send with Invalidate naming a type 1 window. */
