@@ -43,6 +43,7 @@ HIGHER_BETTER = {"bw_gbps": True, "msg_rate_mpps": True, "mib_s": True,
 # column per CRC mode) and over TCP. (label, test prefix), then (job label,
 # fio job, block size, metric).
 STORAGE_PROTOCOLS = [("NFSv4.2, RDMA vs TCP", "nfs"),
+                     ("NVMe-oF, RDMA vs TCP", "nvme"),
                      ("iSCSI, iSER vs TCP", "iscsi")]
 STORAGE_ROWS = [("seq write 1 MiB QD16 (MiB/s)", "write", 1048576, "mib_s"),
                 ("seq read 1 MiB QD16 (MiB/s)", "read", 1048576, "mib_s"),
@@ -285,7 +286,7 @@ def build_tables(res):
 
 
 def is_storage(test):
-    return test.startswith(("nfs_", "iscsi_", "storage_"))
+    return test.startswith(("nfs_", "nvme_", "iscsi_", "storage_"))
 
 
 def ran_per_system(res, system):
@@ -329,11 +330,15 @@ def storage_markdown(res, rows):
     out = ["### Storage (fio; MiB/s: higher is better, microseconds: lower "
            "is better)", "",
            "NFSv4.2 (nfsd exporting a tmpfs, mounted with proto=rdma over "
-           "siw2 or proto=tcp) and iSCSI (a LIO ramdisk LUN behind one "
-           "portal, logged into through the iser interface over siw2 or "
-           "through tcp), on the same veth path, both ends in the guest. "
-           "fio with libaio and O_DIRECT on a %d MiB file (NFS) or the raw "
-           "LUN (iSCSI), %s s per job: sequential write and read of 1 MiB "
+           "siw2 or proto=tcp), NVMe-oF (the kernel's nvmet with a "
+           "namespace on a tmpfs file behind an nvmet-rdma or an nvmet-tcp "
+           "port, the kernel's nvme-rdma or nvme-tcp host connected to it) "
+           "and iSCSI (a LIO ramdisk LUN behind one portal, logged into "
+           "through the iser interface over siw2 or through tcp), on the "
+           "same veth path, both ends in the guest; each protocol's "
+           "transports share one backing store. fio with libaio and "
+           "O_DIRECT on a %d MiB file (NFS), namespace (NVMe-oF) or LUN "
+           "(iSCSI), %s s per job: sequential write and read of 1 MiB "
            "at queue depth 16, random read of 4 KiB at queue depth 1 "
            "(fio's total latency, submission to completion: median and 99th "
            "percentile). Ratio "
