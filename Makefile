@@ -53,7 +53,7 @@ help:
 	@echo 'make kunit      the KUnit suites only'
 	@echo 'make fuzz       run the protocol fuzzer (FUZZ_SECONDS=60)'
 	@echo 'make lint       checkpatch, W=1 and sparse over the module'
-	@echo 'make bench      siw2 vs upstream siw, rxe, TCP in a guest (BENCH_ARGS=--quick; not CI)'
+	@echo 'make bench      siw2 vs upstream siw, rxe, TCP: both kernels, both paths (BENCH_ARGS=--quick; not CI)'
 
 modules: $(addprefix module-,$(KVERS))
 
@@ -166,8 +166,10 @@ kunit:
 demo:
 	$(TOP)/scripts/demo
 
+# Both guest kernels, both single-guest paths, one guest each, and a
+# combined report; BENCH_ARGS="--kernel 6.1 --topology local" for one.
 bench:
-	$(TOP)/scripts/bench $(BENCH_ARGS)
+	$(TOP)/scripts/bench --matrix $(BENCH_ARGS)
 
 FUZZ_SECONDS ?= 60
 fuzz:

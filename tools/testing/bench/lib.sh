@@ -17,7 +17,7 @@
 #
 # The server side "s" and the client side "c" are the two ends of a veth
 # pair, bvs (S_ADDR) and bvc (C_ADDR), RFC 5737 addresses that never leave
-# the guest.
+# the guest; or, on the loop path, one address on one netdev.
 #
 # topology "local" (default): both ends in the guest's first network
 # namespace. Policy routing sends what one address sends to the other
@@ -32,8 +32,23 @@
 # topology "netns": each end in a network namespace of its own (bench_s,
 # bench_c), as the guest suites do; only systems that work across
 # namespaces (siw2, tcp) can run there.
+#
+# topology "loop": one dummy netdev, bvl, with S_ADDR, in the first
+# namespace, and both ends on it: the client connects to the server's own
+# address, so that traffic takes the loopback path (lo), and an RDMA
+# system has one device that is both ends (siw and rxe refuse a second
+# device on a netdev), as on one host with one address. C_ADDR is S_ADDR there. A
+# single netdev cannot steer each end's receive work to its own vCPU, so
+# --rx-cpu own is refused.
+#
+# NET_S and NET_C are the netdevs the server's and the client's devices
+# sit on (systems.sh's links_add); the same one on the loop path.
 S_ADDR=198.51.100.1
 C_ADDR=198.51.100.2
+# shellcheck disable=SC2034 # NET_S, NET_C: read by systems.sh
+NET_S=bvs NET_C=bvc
+# The netdev whose received packets prove that traffic takes the path.
+TOPO_RX_DEV=bvs
 S_NS=() C_NS=()
 
 topo_up() {
@@ -71,6 +86,16 @@ topo_up() {
 		"${C_NS[@]}" ip addr add $C_ADDR/24 dev bvc
 		"${S_NS[@]}" ip link set bvs up && "${C_NS[@]}" ip link set bvc up
 		;;
+	loop)
+		if [ "$RX_CPU" = own ]; then
+			log "topology loop: --rx-cpu own needs each end on a netdev of its own"
+			return 1
+		fi
+		ip link set lo up && ip link add bvl type dummy || return 1
+		ip addr add $S_ADDR/24 dev bvl && ip link set bvl up || return 1
+		C_ADDR=$S_ADDR NET_S=bvl NET_C=bvl TOPO_RX_DEV=lo
+		S_NS=() C_NS=()
+		;;
 	*)
 		return 1
 		;;
@@ -96,7 +121,8 @@ topo_rx_cpu() {
 	fi
 }
 
-# Proves that traffic from C_ADDR to S_ADDR crosses the veth pair.
+# Proves that traffic from C_ADDR to S_ADDR takes the path: crosses the
+# veth pair, or the loopback on the loop path.
 topo_check() {
 	local before after
 	before=$(topo_rx_packets)
@@ -110,12 +136,12 @@ topo_check() {
 	wait
 	after=$(topo_rx_packets)
 	if [ $((after - before)) -lt 100 ]; then
-		log "topology: the ping-pong did not cross bvs ($before -> $after packets)"
+		log "topology: the ping-pong did not cross $TOPO_RX_DEV ($before -> $after packets)"
 		return 1
 	fi
 }
 
-topo_rx_packets() { "${S_NS[@]}" cat /sys/class/net/bvs/statistics/rx_packets; }
+topo_rx_packets() { "${S_NS[@]}" cat "/sys/class/net/$TOPO_RX_DEV/statistics/rx_packets"; }
 
 topo_down() {
 	case $1 in
@@ -132,6 +158,11 @@ topo_down() {
 	netns)
 		ip netns del bench_s 2>/dev/null
 		ip netns del bench_c 2>/dev/null
+		;;
+	loop)
+		ip link del bvl 2>/dev/null
+		# shellcheck disable=SC2034 # NET_S, NET_C: read by systems.sh
+		C_ADDR=198.51.100.2 NET_S=bvs NET_C=bvc TOPO_RX_DEV=bvs
 		;;
 	esac
 	S_NS=() C_NS=()

@@ -15,8 +15,9 @@
 #             not a setting of the system (rxe always computes its ICRC,
 #             TCP has its checksum)
 #   SETUP     a command line, run as `SETUP CRC`: loads what is needed and
-#             creates the devices on both ends (bvs, bvc; see lib.sh),
-#             setting DEV_S and DEV_C to their names; fails loudly
+#             creates the devices on both ends (links_add: on bvs and bvc,
+#             or one device on the loop path's bvl; see lib.sh), setting
+#             DEV_S and DEV_C to their names; fails loudly
 #   TEARDOWN  a command line, run as `TEARDOWN`: undoes SETUP
 #
 # Setup and teardown run once per system, repetition and CRC mode, so a
@@ -97,6 +98,20 @@ link_add() {
 
 link_del() { rdma link delete "$1" 2>/dev/null; }
 
+# links_add TYPE NAME_S NAME_C: the server's device NAME_S on NET_S and the
+# client's NAME_C on NET_C (lib.sh); sets DEV_S and DEV_C. Where both ends
+# share a netdev (the loop path), NAME_S is both ends' device and NAME_C is
+# not made (siw and rxe refuse a second device on a netdev).
+links_add() {
+	DEV_S=$2 DEV_C=$3
+	link_add "$DEV_S" "$1" "$NET_S" s || return 1
+	if [ "$NET_C" = "$NET_S" ]; then
+		DEV_C=$DEV_S
+		return 0
+	fi
+	link_add "$DEV_C" "$1" "$NET_C" c
+}
+
 # wait_port_active DEV: the device's port is ACTIVE (up to 10 s).
 wait_port_active() {
 	local tries=100
@@ -140,14 +155,14 @@ siw2_setup() {
 		fi
 		echo "$val" >"/sys/module/siw2/parameters/$knob" || return 1
 	done
-	DEV_S=siw2_bs DEV_C=siw2_bc LISTEN_TCP=1
-	link_add $DEV_S siw2 bvs s && link_add $DEV_C siw2 bvc c || return 1
+	LISTEN_TCP=1
+	links_add siw2 siw2_bs siw2_bc || return 1
 	# The send engine knob (see BENCH_SYSTEMS): per device, set before
 	# any QP exists.
 	for kv in "$@"; do
 		[[ $kv = mod:* || $kv = ko:* ]] && continue
 		knob=${kv%%=*} val=${kv#*=}
-		for dev in $DEV_S $DEV_C; do
+		for dev in "$DEV_S" "$DEV_C"; do
 			if [ ! -e "/sys/class/infiniband/$dev/siw2/$knob" ]; then
 				echo "bench: siw2 has no knob $knob (/sys/class/infiniband/$dev/siw2/$knob)" >&2
 				return 1
@@ -155,7 +170,7 @@ siw2_setup() {
 			echo "$val" >"/sys/class/infiniband/$dev/siw2/$knob" || return 1
 		done
 	done
-	wait_port_active $DEV_S && wait_port_active $DEV_C
+	wait_port_active "$DEV_S" && wait_port_active "$DEV_C"
 }
 
 siw2_teardown() {
@@ -188,9 +203,9 @@ siw_setup() {
 	fi
 	grep -q '^siw ' /proc/modules && rmmod siw
 	modprobe ib_core && modprobe libcrc32c && insmod "$ko" || return 1
-	DEV_S=siw_bs DEV_C=siw_bc LISTEN_TCP=1
-	link_add $DEV_S siw bvs s && link_add $DEV_C siw bvc c || return 1
-	wait_port_active $DEV_S && wait_port_active $DEV_C
+	LISTEN_TCP=1
+	links_add siw siw_bs siw_bc || return 1
+	wait_port_active "$DEV_S" && wait_port_active "$DEV_C"
 }
 
 siw_teardown() {
@@ -210,9 +225,9 @@ siw_teardown() {
 rxe_setup() {
 	modprobe rdma_rxe || return 1
 	# shellcheck disable=SC2034 # LISTEN_TCP: read by lib.sh's listening()
-	DEV_S=rxe_bs DEV_C=rxe_bc LISTEN_TCP=0
-	link_add $DEV_S rxe bvs s && link_add $DEV_C rxe bvc c || return 1
-	wait_port_active $DEV_S && wait_port_active $DEV_C
+	LISTEN_TCP=0
+	links_add rxe rxe_bs rxe_bc || return 1
+	wait_port_active "$DEV_S" && wait_port_active "$DEV_C"
 }
 
 rxe_teardown() {
