@@ -840,8 +840,9 @@ static void test_mr(struct ctx *c)
 	      "mr: remote write without local write refused");
 	check(reg_mr(c->pd, buf, 0, 1, &h, NULL) == -EINVAL,
 	      "mr: zero length refused");
-	check(reg_mr(c->pd, buf, len, 1 << 4 /* MW_BIND */, &h, NULL) == -EINVAL,
-	      "mr: memory window binding refused");
+	/* siw2 has memory windows (issue 43): the right is taken. */
+	check(reg_mr(c->pd, buf, len, 1 << 4 /* MW_BIND */, &h, NULL) == 0 &&
+	      dereg_mr(h) == 0, "mr: memory window binding taken");
 	free(buf);
 }
 
