@@ -319,7 +319,7 @@ res_details() {
 	t_match "rdma res show cq -dd: the ring and its arm" \
 		'drv_cq_size [1-9][0-9]* drv_cq_prod [0-9]+ drv_cq_cons [0-9]+ drv_cq_arm [0-3] drv_cq_overflow 0' "$cq"
 	t_match "rdma res show mr -dd: a registered user MR" \
-		'drv_kind user drv_valid 1 drv_access 0x[0-9a-f]+ drv_npages [1-9]' "$mr"
+		'drv_kind user drv_valid 1 drv_access 0x[0-9a-f]+ drv_windows 0 drv_npages [1-9]' "$mr"
 	# What the client published and what the kernel consumed of it.
 	# shellcheck disable=SC2016 # awk's own fields
 	t_ok "rdma res show qp -dd: no more SQEs outstanding than the SQ holds" \
