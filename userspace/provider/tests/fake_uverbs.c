@@ -134,6 +134,12 @@ static int ex_query_device(const struct ib_uverbs_ex_cmd_hdr *ex,
 	    out_len < sizeof(resp.base))
 		return EINVAL;
 	fill_device(&resp.base);
+	/* What siw2.ko reports: explicit ODP MRs, every RC operation. */
+	resp.odp_caps.general_caps = IBV_ODP_SUPPORT;
+	resp.odp_caps.per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+		IBV_ODP_SUPPORT_ATOMIC;
 	resp.response_length = out_len < sizeof(resp) ? out_len : sizeof(resp);
 	memcpy(user_ptr(ex->response), &resp, resp.response_length);
 	return 0;
@@ -209,6 +215,8 @@ struct obj {
 	struct ibv_qp_cap cap;		/* QP */
 	uint32_t max_wr, max_sge, limit; /* SRQ */
 	uint32_t cqe;			/* CQ: what the user asked for */
+	uint32_t access;		/* MR: access flags as the kernel got them */
+	uint64_t va, len;		/* MR: its range of I/O addresses */
 };
 
 static struct ring rings[MAX_RINGS];
@@ -732,6 +740,9 @@ static int reg_mr(const void *in, size_t in_len, size_t out_len)
 	mr = obj_new(OBJ_MR);
 	if (!mr)
 		return ENOMEM;
+	mr->access = cmd->access_flags;
+	mr->va = cmd->hca_va;
+	mr->len = cmd->length;
 	resp.mr_handle = mr->handle;
 	resp.lkey = 0x100 + mr->handle;
 	resp.rkey = 0x200 + mr->handle;
@@ -842,6 +853,14 @@ void fake_uverbs_cq_push(uint32_t handle, const struct siw2_cqe *src)
 	ctl = rings[cq->ring[0]].ctl;
 	memcpy(ring_ent(cq->ring[0], ctl->prod), src, sizeof(*src));
 	__atomic_store_n(&ctl->prod, ctl->prod + 1, __ATOMIC_RELEASE);
+}
+
+/* The access flags REG_MR got for the MR of @handle, or -1: none such. */
+int fake_uverbs_mr_access(uint32_t handle)
+{
+	struct obj *mr = obj_get(OBJ_MR, handle);
+
+	return mr ? (int)mr->access : -1;
 }
 
 unsigned int fake_uverbs_doorbells(int which)

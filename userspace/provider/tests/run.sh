@@ -96,7 +96,7 @@ fi
 
 # 2. context, queries, PD, an unimplemented verb
 if ns env LD_PRELOAD="$bin/fake_uverbs.so" "$bin/smoke" siw2_0 ok; then
-	pass "open, query_device_ex, query_port, alloc/dealloc_pd, EOPNOTSUPP"
+	pass "open, query_device_ex (odp_caps too), query_port, alloc/dealloc_pd, EOPNOTSUPP"
 else
 	fail "smoke ok"
 fi

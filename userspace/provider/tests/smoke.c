@@ -48,6 +48,17 @@ static int run_ok(struct ibv_context *ctx)
 		FAIL("device attrs: fw_ver '%s' ports %u max_qp %d",
 		     dattr.orig_attr.fw_ver, dattr.orig_attr.phys_port_cnt,
 		     dattr.orig_attr.max_qp);
+	/* Handed through from the kernel's extended QUERY_DEVICE as is. */
+	if (dattr.odp_caps.general_caps != IBV_ODP_SUPPORT ||
+	    dattr.odp_caps.per_transport_caps.rc_odp_caps !=
+		    (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		     IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+		     IBV_ODP_SUPPORT_ATOMIC) ||
+	    dattr.odp_caps.per_transport_caps.uc_odp_caps ||
+	    dattr.odp_caps.per_transport_caps.ud_odp_caps)
+		FAIL("odp_caps: general %#llx rc %#x",
+		     (unsigned long long)dattr.odp_caps.general_caps,
+		     dattr.odp_caps.per_transport_caps.rc_odp_caps);
 
 	err = ibv_query_port(ctx, 1, &pattr);
 	if (err)
@@ -85,6 +96,7 @@ static struct {
 	struct siw2_ring_ctl *(*srq_ring)(uint32_t handle);
 	const struct siw2_rqe *(*srq_rqe)(uint32_t handle, uint32_t idx);
 	const struct siw2_sqe *(*qp_sqe)(uint32_t qpn, uint32_t idx);
+	int (*mr_access)(uint32_t handle);
 } fk;
 
 static int find_shim(void)
@@ -98,9 +110,10 @@ static int find_shim(void)
 	fk.srq_ring = dlsym(RTLD_DEFAULT, "fake_uverbs_srq_ring");
 	fk.srq_rqe = dlsym(RTLD_DEFAULT, "fake_uverbs_srq_rqe");
 	fk.qp_sqe = dlsym(RTLD_DEFAULT, "fake_uverbs_qp_sqe");
+	fk.mr_access = dlsym(RTLD_DEFAULT, "fake_uverbs_mr_access");
 	return fk.qp_ring && fk.cq_ring && fk.cq_push && fk.doorbells &&
 	       fk.last_sqe && fk.objects && fk.srq_ring && fk.srq_rqe &&
-	       fk.qp_sqe ? 0 : -1;
+	       fk.qp_sqe && fk.mr_access ? 0 : -1;
 }
 
 /*
@@ -658,6 +671,8 @@ static int test_srq(struct ibv_context *ctx, struct ibv_pd *pd)
 static int test_mr(struct ibv_pd *pd)
 {
 	static char buf[4096];
+	const int odp = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_ON_DEMAND;
 	struct ibv_mr *mr;
 
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
@@ -666,8 +681,22 @@ static int test_mr(struct ibv_pd *pd)
 	if (mr->lkey != 0x100 + mr->handle || mr->rkey != 0x200 + mr->handle ||
 	    mr->addr != buf || mr->length != sizeof(buf) || mr->pd != pd)
 		FAIL("MR fields");
+	if (fk.mr_access(mr->handle) != IBV_ACCESS_LOCAL_WRITE)
+		FAIL("reg_mr: the kernel got access %#x",
+		     fk.mr_access(mr->handle));
 	if (ibv_dereg_mr(mr))
 		FAIL("ibv_dereg_mr");
+
+	/* On-demand paging is the kernel's alone: the flag goes to it as is. */
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), odp);
+	if (!mr)
+		FAIL("ibv_reg_mr with IBV_ACCESS_ON_DEMAND: %s",
+		     strerror(errno));
+	if (fk.mr_access(mr->handle) != odp)
+		FAIL("ODP reg_mr: the kernel got access %#x, want %#x",
+		     fk.mr_access(mr->handle), odp);
+	if (ibv_dereg_mr(mr))
+		FAIL("ibv_dereg_mr of an ODP MR");
 	return 0;
 }
 
