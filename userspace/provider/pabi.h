@@ -355,6 +355,15 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/*
+ * UVERBS_METHOD_ADVISE_MR of the MR object: an ioctl() with no write()
+ * form, so a kernel without the ioctl interface answers ENOTTY. The
+ * library checks nothing but the SGE array's size (EINVAL beyond the 64
+ * KiB an attribute carries).
+ */
+int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list,
+		      uint32_t num_sge);
 
 /* Memory windows: fill mw->context, pd, rkey, handle and type. */
 int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
