@@ -160,6 +160,7 @@ static int dealloc_pd(struct ibv_pd *pd)
 }
 
 static const struct verbs_context_ops ctx_ops = {
+	.advise_mr = siw2_mr_advise,
 	.alloc_mw = siw2_mw_alloc,
 	.alloc_pd = alloc_pd,
 	.bind_mw = siw2_mw_bind,

@@ -264,6 +264,8 @@ int siw2_srq_post_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 struct ibv_mr *siw2_mr_reg(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int siw2_mr_dereg(struct verbs_mr *vmr);
+int siw2_mr_advise(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 struct ibv_mw *siw2_mw_alloc(struct ibv_pd *pd, enum ibv_mw_type type);
 int siw2_mw_dealloc(struct ibv_mw *mw);
 int siw2_mw_bind(struct ibv_qp *qp, struct ibv_mw *mw,

@@ -11,6 +11,10 @@
  * checked as strictly as the kernel does, so a provider/library layout
  * mismatch shows up as EINVAL.
  *
+ * The one command that has no write() form, ADVISE_MR, comes as an
+ * ioctl(): that method alone is answered here, every other ioctl() gets
+ * the ENOTTY of /dev/zero, so the library keeps to write() for the rest.
+ *
  * FAKE_SIW2_ABI overrides the abi_version siw2's GET_CONTEXT part reports;
  * FAKE_SIW2_NO_UDATA=1 answers like a kernel without siw2's part.
  *
@@ -25,6 +29,7 @@
 #include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,7 +43,9 @@
 
 #include <infiniband/verbs.h>
 
+#include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 #include <rdma/siw2-abi.h>
 
 #define FAKE_FW_VER 0x0000000100020003ULL	/* "1.2.3" */
@@ -46,6 +53,7 @@
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_ioctl)(int, unsigned long, ...);
 static unsigned int pds_live;
 
 static bool is_fake_uverbs(int fd)
@@ -798,6 +806,140 @@ static int dealloc_mw(const void *in, size_t in_len)
 	return 0;
 }
 
+/* ---- ADVISE_MR, the one ioctl() method ---- */
+
+#define ADVISE_ATTRS (UVERBS_ATTR_ADVISE_MR_SGE_LIST + 1)
+#define ADVISE_SAVED 8
+
+static struct {
+	unsigned int calls;		/* ADVISE_MR ioctls, failed ones too */
+	uint32_t advice, flags, num_sge;
+	struct ibv_sge sge[ADVISE_SAVED];	/* the first ones */
+} advised;
+
+static_assert(sizeof(struct ibv_sge) == sizeof(struct ib_uverbs_sge),
+	      "ibv_sge is the kernel's ib_uverbs_sge");
+
+/*
+ * The MR an SGE of ADVISE_MR names, checked with the errno values
+ * siw2.ko is to give (mlx5's): an lkey naming no MR, or an MR that is not
+ * on demand, is ENOENT; a memory window's STag EINVAL; PREFETCH_WRITE of
+ * an MR without local write EPERM; all of them with or without FLUSH. A
+ * range outside the MR is EFAULT when the pages are faulted in before
+ * the call returns, with FLUSH; without, the work is best effort.
+ */
+static int advise_sge(uint32_t advice, uint64_t flags,
+		      const struct ibv_sge *sge)
+{
+	struct obj *mr = sge->lkey > 0x100 ?
+			 obj_get(OBJ_MR, sge->lkey - 0x100) : NULL;
+
+	if (!mr) {
+		if ((sge->lkey & 0xff) == 0x30 &&
+		    (sge->lkey >> 8) > 0x400 &&
+		    obj_get(OBJ_MW, (sge->lkey >> 8) - 0x400))
+			return EINVAL;
+		return ENOENT;
+	}
+	if (!(mr->access & IBV_ACCESS_ON_DEMAND))
+		return ENOENT;
+	if (advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+		return EPERM;
+	if (!(flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH))
+		return 0;
+	if (sge->addr < mr->va || sge->length > mr->len ||
+	    sge->addr - mr->va > mr->len - sge->length)
+		return EFAULT;
+	return 0;
+}
+
+/*
+ * ib_uverbs' checks of the attributes (UVERBS_METHOD_ADVISE_MR in
+ * uverbs_std_types_mr.c), then the driver's of each SGE.
+ */
+static int advise_mr(const struct ib_uverbs_ioctl_hdr *hdr)
+{
+	const struct ib_uverbs_attr *attr[ADVISE_ATTRS] = {};
+	const struct ibv_sge *sge;
+	uint64_t advice = 0, flags = 0;
+	uint32_t n, i;
+	int err;
+
+	advised.calls++;
+	for (i = 0; i < hdr->num_attrs; i++) {
+		const struct ib_uverbs_attr *a = &hdr->attrs[i];
+
+		if (a->flags & ~UVERBS_ATTR_F_MANDATORY)
+			return EINVAL;
+		if (a->attr_id >= ADVISE_ATTRS) {
+			if (a->flags & UVERBS_ATTR_F_MANDATORY)
+				return EPROTONOSUPPORT;
+			continue;
+		}
+		if (attr[a->attr_id] || a->attr_data.reserved)
+			return EINVAL;
+		attr[a->attr_id] = a;
+	}
+	for (i = 0; i < ADVISE_ATTRS; i++)
+		if (!attr[i])
+			return EINVAL;
+
+	if (attr[UVERBS_ATTR_ADVISE_MR_PD_HANDLE]->data != FAKE_PD_HANDLE ||
+	    !pds_live)
+		return EINVAL;
+	if (attr[UVERBS_ATTR_ADVISE_MR_ADVICE]->len != sizeof(uint64_t))
+		return EINVAL;
+	advice = attr[UVERBS_ATTR_ADVISE_MR_ADVICE]->data;
+	switch (attr[UVERBS_ATTR_ADVISE_MR_FLAGS]->len) {
+	case sizeof(uint32_t):
+		memcpy(&n, &attr[UVERBS_ATTR_ADVISE_MR_FLAGS]->data, sizeof(n));
+		flags = n;
+		break;
+	case sizeof(uint64_t):
+		flags = attr[UVERBS_ATTR_ADVISE_MR_FLAGS]->data;
+		break;
+	default:
+		return EINVAL;
+	}
+	if (flags & ~(uint64_t)IB_UVERBS_ADVISE_MR_FLAG_FLUSH)
+		return EINVAL;
+	n = attr[UVERBS_ATTR_ADVISE_MR_SGE_LIST]->len;
+	if (n < sizeof(*sge) || n % sizeof(*sge))
+		return EINVAL;
+	n /= sizeof(*sge);
+	sge = user_ptr(attr[UVERBS_ATTR_ADVISE_MR_SGE_LIST]->data);
+
+	advised.advice = (uint32_t)advice;
+	advised.flags = (uint32_t)flags;
+	advised.num_sge = n;
+	memcpy(advised.sge, sge,
+	       (n < ADVISE_SAVED ? n : ADVISE_SAVED) * sizeof(*sge));
+
+	/* The driver's part. */
+	if (advice > IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return EOPNOTSUPP;
+	for (i = 0; i < n; i++) {
+		err = advise_sge((uint32_t)advice, flags, &sge[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ENOTTY: not answered here, left to /dev/zero. */
+static int ioctl_dispatch(const struct ib_uverbs_ioctl_hdr *hdr)
+{
+	if (hdr->object_id != UVERBS_OBJECT_MR ||
+	    hdr->method_id != UVERBS_METHOD_ADVISE_MR)
+		return ENOTTY;
+	if (hdr->length != sizeof(*hdr) +
+			   hdr->num_attrs * sizeof(hdr->attrs[0]) ||
+	    hdr->reserved1 || hdr->reserved2)
+		return EINVAL;
+	return advise_mr(hdr);
+}
+
 /* ---- what the test sees of the fake kernel ---- */
 
 /* The kernel's view of QP @qpn's queue @which (0: SQ, 1: RQ), or NULL. */
@@ -861,6 +1003,25 @@ int fake_uverbs_mr_access(uint32_t handle)
 	struct obj *mr = obj_get(OBJ_MR, handle);
 
 	return mr ? (int)mr->access : -1;
+}
+
+/*
+ * ADVISE_MR ioctls so far; and what the last one that got past the
+ * attribute checks carried (its first SGEs; NULL before any).
+ */
+unsigned int fake_uverbs_advise_calls(void)
+{
+	return advised.calls;
+}
+
+const struct ibv_sge *fake_uverbs_last_advise(uint32_t *advice,
+					      uint32_t *flags,
+					      uint32_t *num_sge)
+{
+	*advice = advised.advice;
+	*flags = advised.flags;
+	*num_sge = advised.num_sge;
+	return advised.num_sge ? advised.sge : NULL;
 }
 
 unsigned int fake_uverbs_doorbells(int which)
@@ -971,6 +1132,9 @@ static void resolve(void)
 	if (!real_mmap)
 		real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))
 			dlsym(RTLD_NEXT, "mmap");
+	if (!real_ioctl)
+		real_ioctl = (int (*)(int, unsigned long, ...))
+			dlsym(RTLD_NEXT, "ioctl");
 }
 
 /* A ring is mapped whole, at its key, shared: what siw2.ko will insist on. */
@@ -1008,4 +1172,32 @@ ssize_t write(int fd, const void *buf, size_t len)
 		return -1;
 	}
 	return len;
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	void *arg;
+	int err;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+
+	resolve();
+	if (request != RDMA_VERBS_IOCTL || !is_fake_uverbs(fd))
+		return real_ioctl(fd, request, arg);
+	err = ioctl_dispatch(arg);
+	if (err == ENOTTY)
+		return real_ioctl(fd, request, arg);
+	if (getenv("FAKE_UVERBS_TRACE"))
+		fprintf(stderr, "fake_uverbs: ioctl object %u method %u -> %d\n",
+			((const struct ib_uverbs_ioctl_hdr *)arg)->object_id,
+			((const struct ib_uverbs_ioctl_hdr *)arg)->method_id,
+			err);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
 }

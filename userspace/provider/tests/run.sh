@@ -103,7 +103,7 @@ fi
 
 # 3. CQ, QP, SRQ, MR and the ring data path against the fake kernel
 if ns env LD_PRELOAD="$bin/fake_uverbs.so" "$bin/smoke" siw2_0 verbs; then
-	pass "CQ/QP/SRQ/MR verbs, rings, doorbells, flush; ibv_create_cq_ex polling, ibv_wr_* batches and refusals"
+	pass "CQ/QP/SRQ/MR verbs, ODP MRs and ibv_advise_mr, rings, doorbells, flush; ibv_create_cq_ex polling, ibv_wr_* batches and refusals"
 else
 	fail "smoke verbs"
 fi

@@ -5,7 +5,8 @@
  *   smoke DEV ok      open DEV, query device and port, PD round trip,
  *                     an unimplemented verb fails with EOPNOTSUPP
  *   smoke DEV eproto  opening DEV fails with EPROTO (ABI mismatch)
- *   smoke DEV verbs   CQ, QP, SRQ and MR verbs and the shared-ring data
+ *   smoke DEV verbs   CQ, QP, SRQ and MR verbs (ODP registration and
+ *                     ibv_advise_mr too) and the shared-ring data
  *                     path against the shim's fake kernel (see
  *                     fake_uverbs.c), which the test inspects through
  *                     the shim's fake_uverbs_*() functions; the extended
@@ -16,6 +17,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -97,6 +99,9 @@ static struct {
 	const struct siw2_rqe *(*srq_rqe)(uint32_t handle, uint32_t idx);
 	const struct siw2_sqe *(*qp_sqe)(uint32_t qpn, uint32_t idx);
 	int (*mr_access)(uint32_t handle);
+	unsigned int (*advise_calls)(void);
+	const struct ibv_sge *(*last_advise)(uint32_t *advice, uint32_t *flags,
+					     uint32_t *num_sge);
 } fk;
 
 static int find_shim(void)
@@ -111,9 +116,12 @@ static int find_shim(void)
 	fk.srq_rqe = dlsym(RTLD_DEFAULT, "fake_uverbs_srq_rqe");
 	fk.qp_sqe = dlsym(RTLD_DEFAULT, "fake_uverbs_qp_sqe");
 	fk.mr_access = dlsym(RTLD_DEFAULT, "fake_uverbs_mr_access");
+	fk.advise_calls = dlsym(RTLD_DEFAULT, "fake_uverbs_advise_calls");
+	fk.last_advise = dlsym(RTLD_DEFAULT, "fake_uverbs_last_advise");
 	return fk.qp_ring && fk.cq_ring && fk.cq_push && fk.doorbells &&
 	       fk.last_sqe && fk.objects && fk.srq_ring && fk.srq_rqe &&
-	       fk.qp_sqe && fk.mr_access ? 0 : -1;
+	       fk.qp_sqe && fk.mr_access && fk.advise_calls &&
+	       fk.last_advise ? 0 : -1;
 }
 
 /*
@@ -697,6 +705,168 @@ static int test_mr(struct ibv_pd *pd)
 		     fk.mr_access(mr->handle), odp);
 	if (ibv_dereg_mr(mr))
 		FAIL("ibv_dereg_mr of an ODP MR");
+	return 0;
+}
+
+/*
+ * ibv_advise_mr() of @num SGEs; the kernel must see exactly the caller's
+ * advice, flags and SGEs.
+ */
+static int advise_reaches_kernel(struct ibv_pd *pd, uint32_t advice,
+				 uint32_t flags, struct ibv_sge *sge,
+				 uint32_t num, const char *what)
+{
+	unsigned int calls = fk.advise_calls();
+	uint32_t k_advice, k_flags, k_num, i;
+	const struct ibv_sge *k_sge;
+	int err;
+
+	err = ibv_advise_mr(pd, advice, flags, sge, num);
+	if (err)
+		FAIL("advise_mr %s: %s", what, strerror(err));
+	k_sge = fk.last_advise(&k_advice, &k_flags, &k_num);
+	if (fk.advise_calls() != calls + 1 || !k_sge)
+		FAIL("advise_mr %s: %u kernel calls, want 1", what,
+		     fk.advise_calls() - calls);
+	if (k_advice != advice || k_flags != flags || k_num != num)
+		FAIL("advise_mr %s: kernel got advice %u flags %#x SGEs %u",
+		     what, k_advice, k_flags, k_num);
+	for (i = 0; i < num && i < 8; i++)
+		if (k_sge[i].addr != sge[i].addr ||
+		    k_sge[i].length != sge[i].length ||
+		    k_sge[i].lkey != sge[i].lkey)
+			FAIL("advise_mr %s: SGE %u differs", what, i);
+	return 0;
+}
+
+/* ibv_advise_mr() fails with @want, from the provider or the kernel. */
+static int advise_fails(struct ibv_pd *pd, uint32_t advice, uint32_t flags,
+			struct ibv_sge *sge, uint32_t num, int want,
+			bool kernel, const char *what)
+{
+	unsigned int calls = fk.advise_calls();
+	int err;
+
+	err = ibv_advise_mr(pd, advice, flags, sge, num);
+	if (err != want)
+		FAIL("advise_mr %s: got %s, want %s", what, strerror(err),
+		     strerror(want));
+	if (fk.advise_calls() != calls + kernel)
+		FAIL("advise_mr %s: %u kernel calls, want %d", what,
+		     fk.advise_calls() - calls, kernel);
+	return 0;
+}
+
+/*
+ * Prefetch advice for on-demand MRs reaches the kernel's ADVISE_MR as the
+ * caller gave it; what no kernel takes is refused before, and the
+ * kernel's refusals come back as they are.
+ */
+static int test_advise_mr(struct ibv_pd *pd)
+{
+	static const uint32_t advices[] = {
+		IBV_ADVISE_MR_ADVICE_PREFETCH,
+		IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+		IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
+	};
+	/* One more than an ioctl attribute can carry (64 KiB - 1). */
+	static struct ibv_sge many[4096];
+	static char buf[3 * 4096];
+	struct ibv_mr *mr, *ro, *pinned;
+	struct ibv_sge sge[3], bad;
+	struct ibv_mw *mw;
+	unsigned int a, f;
+	char what[64];
+
+	mr = ibv_reg_mr(pd, buf, 2 * 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_ON_DEMAND);
+	ro = ibv_reg_mr(pd, buf + 2 * 4096, 4096, IBV_ACCESS_ON_DEMAND);
+	pinned = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (!mr || !ro || !pinned || !mw)
+		FAIL("advise_mr: reg_mr, alloc_mw: %s", strerror(errno));
+	sge[0] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 100,
+				   .lkey = mr->lkey };
+	sge[1] = (struct ibv_sge){ .addr = (uintptr_t)buf + 4096,
+				   .length = 4096, .lkey = mr->lkey };
+	sge[2] = (struct ibv_sge){ .addr = (uintptr_t)buf + 2 * 4096,
+				   .length = 4096, .lkey = ro->lkey };
+
+	/* Every advice, with and without FLUSH. */
+	for (a = 0; a < sizeof(advices) / sizeof(advices[0]); a++) {
+		for (f = 0; f < 2; f++) {
+			snprintf(what, sizeof(what), "advice %u flags %u",
+				 advices[a], f);
+			if (advise_reaches_kernel(pd, advices[a],
+						  f ? IBV_ADVISE_MR_FLAG_FLUSH :
+						      0,
+						  sge, 2, what))
+				return 1;
+		}
+	}
+	if (advise_reaches_kernel(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+				  IBV_ADVISE_MR_FLAG_FLUSH, sge, 3,
+				  "read-only MR"))
+		return 1;
+	/* The most SGEs an ioctl attribute carries. */
+	for (a = 0; a < 4096; a++)
+		many[a] = (struct ibv_sge){ .addr = (uintptr_t)buf + a,
+					    .length = 1, .lkey = mr->lkey };
+	if (advise_reaches_kernel(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, 0,
+				  many, 4095, "4095 SGEs"))
+		return 1;
+
+	/* Refused without a kernel call. */
+	if (advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT + 1, 0,
+			 sge, 1, EOPNOTSUPP, false, "unknown advice") ||
+	    advise_fails(pd, 0x7fffffff, IBV_ADVISE_MR_FLAG_FLUSH, sge, 1,
+			 EOPNOTSUPP, false, "advice 0x7fffffff") ||
+	    advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+			 IBV_ADVISE_MR_FLAG_FLUSH << 1, sge, 1, EINVAL, false,
+			 "unknown flag") ||
+	    advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+			 IBV_ADVISE_MR_FLAG_FLUSH | 1u << 31, sge, 1, EINVAL,
+			 false, "FLUSH and an unknown flag") ||
+	    advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT + 1,
+			 2, sge, 1, EINVAL, false,
+			 "unknown advice and flag (flags first)") ||
+	    advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, sge, 0, EINVAL,
+			 false, "no SGEs") ||
+	    advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, NULL, 1,
+			 EINVAL, false, "a NULL SGE list") ||
+	    advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, many, 4096,
+			 EINVAL, false, "4096 SGEs"))
+		return 1;
+
+	/* The kernel's refusals, passed on. */
+	bad = sge[0];
+	bad.lkey = 0x1ff;
+	if (advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &bad, 1, ENOENT,
+			 true, "an lkey of no MR"))
+		return 1;
+	bad.lkey = pinned->lkey;
+	if (advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+			 IBV_ADVISE_MR_FLAG_FLUSH, &bad, 1, ENOENT, true,
+			 "a pinned MR"))
+		return 1;
+	bad.lkey = mw->rkey;
+	if (advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &bad, 1, EINVAL,
+			 true, "a memory window's STag"))
+		return 1;
+	if (advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			 IBV_ADVISE_MR_FLAG_FLUSH, sge, 3, EPERM, true,
+			 "PREFETCH_WRITE of a read-only MR"))
+		return 1;
+	bad = sge[1];
+	bad.length = 4097;
+	if (advise_fails(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+			 IBV_ADVISE_MR_FLAG_FLUSH, &bad, 1, EFAULT, true,
+			 "a range past the MR's end"))
+		return 1;
+
+	if (ibv_dealloc_mw(mw) || ibv_dereg_mr(pinned) || ibv_dereg_mr(ro) ||
+	    ibv_dereg_mr(mr))
+		FAIL("advise_mr: dereg_mr, dealloc_mw");
 	return 0;
 }
 
@@ -1375,7 +1545,7 @@ static int run_verbs(struct ibv_context *ctx)
 		FAIL("ibv_alloc_pd");
 	if (test_cq(ctx) || test_qp(ctx, pd) || test_srq(ctx, pd) ||
 	    test_mr(pd) || test_threads(ctx, pd) || test_cq_ex(ctx) ||
-	    test_qp_ex(ctx, pd) || test_mw(ctx, pd))
+	    test_qp_ex(ctx, pd) || test_mw(ctx, pd) || test_advise_mr(pd))
 		return 1;
 	if (ibv_dealloc_pd(pd))
 		FAIL("ibv_dealloc_pd");
