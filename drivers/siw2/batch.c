@@ -30,6 +30,12 @@
  * the MR reference in the message's source (struct siw2_tx_src) until
  * the message is done, which is after TCP accepted its last batch. A
  * batch's bio_vecs are valid until siw2_batch_reset().
+ *
+ * On-demand paging MRs are copied as fast registration MRs are (their
+ * pages go when the MMU notifier says so), and a page they have not
+ * mapped is faulted in here, in the engine's process context, before the
+ * copy (siw2_mr_copy_from_wait()); memory the process has no mapping
+ * for fails the batch with -EFAULT.
  */
 #include <linux/highmem.h>
 #include <linux/tcp.h>
@@ -178,6 +184,13 @@ static u32 src_seek(const struct siw2_tx_src *src, u32 *off)
 	return i;
 }
 
+/* How far a fault at @addr of scatter entry @i maps ahead (odp.c). */
+static u64 src_ahead(const struct siw2_tx_src *src, u32 i, u64 addr)
+{
+	return min_t(u64, src->sge[i].addr + src->sge[i].len - addr,
+		     SIW2_ODP_AHEAD);
+}
+
 /*
  * Copies @len octets at @addr of scatter entry @i to the copy pages, under
  * the MR's lock, and adds them to the batch, CRC folded in.
@@ -204,8 +217,9 @@ static int add_copy(struct siw2_stream *s, u32 i, u64 addr, u32 len)
 		off = tx->copy_used % PAGE_SIZE;
 		n = min_t(u32, len, PAGE_SIZE - off);
 		to = (u8 *)page_address(*pg) + off;
-		ret = siw2_mr_copy_from(src->sge[i].mr, src->sge[i].stag, addr,
-					to, n);
+		ret = siw2_mr_copy_from_wait(src->sge[i].mr, src->sge[i].stag,
+					     addr, to, n,
+					     src_ahead(src, i, addr));
 		if (ret)
 			return ret;
 		siw2_mpa_tx_crc(&tx->mpa, to, n);
@@ -328,8 +342,10 @@ static int copy_payload(struct siw2_stream *s, u8 *to, u32 off, u32 len)
 		if (i >= src->nr)
 			return -EFAULT;
 		n = min(len, src->sge[i].len - off);
-		ret = siw2_mr_copy_from(src->sge[i].mr, src->sge[i].stag,
-					src->sge[i].addr + off, to, n);
+		ret = siw2_mr_copy_from_wait(src->sge[i].mr, src->sge[i].stag,
+					     src->sge[i].addr + off, to, n,
+					     src_ahead(src, i,
+						       src->sge[i].addr + off));
 		if (ret)
 			return ret;
 		to += n;

@@ -51,6 +51,7 @@ static const struct rdma_stat_desc descs[SIW2_CNT_MAX] = {
 	[SIW2_CNT_SQ_DOORBELL].name = "sq_doorbell",
 	[SIW2_CNT_TX_ZC].name = "tx_zerocopy",
 	[SIW2_CNT_CQ_OVERFLOW].name = "cq_overflow",
+	[SIW2_CNT_RX_FAULT].name = "rx_odp_fault",
 };
 
 /**

@@ -7,8 +7,8 @@
  *
  * Contexts and ownership:
  * - @rx is touched only by the receive path, which runs under the socket
- *   lock (data_ready in softirq, or process context at attach), so it
- *   needs no lock of its own.
+ *   lock (data_ready in softirq, or process context at attach and in the
+ *   fault work, rx.c "Faults"), so it needs no lock of its own.
  * - @tx is touched only by the holder of @tx_mutex (tx.c): the thread that
  *   rang a doorbell or posted, or the stream's work item. Softirq context
  *   never takes it; it queues the work instead.
@@ -179,6 +179,19 @@ enum siw2_rx_write {
 	SIW2_RX_WRITE_ENDED,	/* the last message ended was a Write */
 };
 
+/*
+ * What the receive path waits for when a page of an on-demand paging MR
+ * it needs is not mapped (rx.c, "Faults"): the fault work maps it and
+ * then does what could not be done.
+ */
+enum siw2_rx_wait {
+	SIW2_RX_WAIT_NONE = 0,
+	SIW2_RX_WAIT_PLACE,		/* to place @bounce, then end the FPDU */
+	SIW2_RX_WAIT_READ_REQ,		/* to answer a Read Request */
+	SIW2_RX_WAIT_ATOMIC_REQ,	/* to execute an Atomic Request */
+	SIW2_RX_WAIT_ATOMIC_RESP,	/* to deliver an Atomic Response */
+};
+
 /* Receive engine state, owned by the receive path. */
 struct siw2_stream_rx {
 	struct siw2_mpa_rx mpa;
@@ -201,6 +214,28 @@ struct siw2_stream_rx {
 	/* The Write being received, or just ended (rx.c, write_track()). */
 	enum siw2_rx_write write;
 	u32 write_len;		/* its octets so far */
+	/*
+	 * A wait for a fault (rx.c, "Faults"). While @paused the socket's
+	 * octets stay queued and only the fault work touches the rest: the
+	 * miss without the socket lock (queue_work() orders the receive
+	 * path's writes before it), the others under it.
+	 */
+	enum siw2_rx_wait wait;
+	bool paused;
+	u8 *bounce;		/* WAIT_PLACE: payload from @bounce_at on */
+	u32 bounce_len;		/* ... octets in it */
+	u32 bounce_size;	/* ... the rest of the segment's payload */
+	u32 bounce_done;	/* ... octets of it placed (a Send's) */
+	u64 bounce_at;		/* ... its address (tagged) or MO (Send) */
+	struct siw2_mr *miss_mr;	/* held: the MR to fault */
+	u64 miss_addr;
+	u64 miss_len;
+	u64 miss_ahead;		/* ... and from @miss_addr to here at best */
+	bool miss_write;
+	bool read_faulted;	/* WAIT_READ_REQ: the source was faulted */
+	u32 aresp_idx;		/* WAIT_ATOMIC_RESP: its ORQ entry */
+	u64 aresp_orig;		/* ... and Original Value */
+	struct work_struct fault_work;
 };
 
 struct siw2_stream {
@@ -271,6 +306,7 @@ static inline bool siw2_inq_full(const struct siw2_stream *s)
 
 /* stream.c */
 extern struct workqueue_struct *siw2_tx_wq;
+extern struct workqueue_struct *siw2_fault_wq;
 void siw2_stream_close(struct siw2_stream *s, int reason, bool abortive);
 void siw2_stream_terminate(struct siw2_stream *s, const struct siw2_term_info *t);
 void siw2_stream_free(struct siw2_stream *s);
@@ -298,6 +334,8 @@ void siw2_tx_release(struct siw2_stream *s);
 
 /* rx.c */
 void siw2_rx_data_ready(struct siw2_stream *s);
+void siw2_rx_init(struct siw2_stream *s);
+void siw2_rx_stop(struct siw2_stream *s);
 void siw2_rx_release(struct siw2_stream *s);
 
 #endif /* SIW2_ENGINE_H */

@@ -62,7 +62,10 @@
  * Memory. siw2 registers its device without a DMA device, so the core's
  * DMA mapping is virtual: a "DMA address" in an SGE, a DMA MR or a fast
  * registration page list is a kernel virtual address. A user MR is a list
- * of pinned pages, mapped with kmap_local_page() for each access.
+ * of pinned pages, mapped with kmap_local_page() for each access. An
+ * on-demand paging MR (odp.c) pins nothing: an access to a page it has not
+ * mapped fails with -EAGAIN before any octet is copied, and the caller
+ * faults the range in process context and tries again.
  */
 #include <linux/highmem.h>
 #include <linux/log2.h>
@@ -126,8 +129,10 @@ static void mr_free(struct siw2_mr *mr)
 {
 	struct siw2_device *sdev = mr->sdev;
 
+	/* An ODP MR's notifier, which uses odp_map, ends here. */
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	kvfree(mr->odp_map);
 	kvfree(mr->pages);
 	kfree(mr->fpages);
 	atomic_dec(mr->kind == SIW2_MR_MW ? &sdev->num_mw : &sdev->num_mr);
@@ -197,13 +202,27 @@ struct ib_mr *siw2_mr_reg_user(struct ib_pd *pd, u64 start, u64 len,
 	size_t npages, i;
 	int ret;
 
-	/* Only a user MR may carry windows. */
+	/* Only a user MR may carry windows, and ODP ones do not. */
 	if (!len || len - 1 > U64_MAX - iova ||
-	    !rights_ok(access & ~IB_ACCESS_MW_BIND))
+	    !rights_ok(access & ~(IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND)))
 		return ERR_PTR(-EINVAL);
+	/* Nor is all of the address space one (implicit ODP). */
+	if ((access & IB_ACCESS_ON_DEMAND) &&
+	    ((access & IB_ACCESS_MW_BIND) || (!start && len == U64_MAX)))
+		return ERR_PTR(-EOPNOTSUPP);
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EOPNOTSUPP);
+
+	if (access & IB_ACCESS_ON_DEMAND) {
+		mr = mr_alloc(sdev, pd, SIW2_MR_ODP);
+		if (IS_ERR(mr))
+			return ERR_CAST(mr);
+		ret = siw2_odp_init(mr, start, len, access);
+		if (ret)
+			goto err_free;
+		goto publish;
+	}
 
 	mr = mr_alloc(sdev, pd, SIW2_MR_USER);
 	if (IS_ERR(mr))
@@ -234,6 +253,7 @@ struct ib_mr *siw2_mr_reg_user(struct ib_pd *pd, u64 start, u64 len,
 	}
 	mr->npages = npages;
 	mr->offset = ib_umem_offset(umem);
+publish:
 	mr->iova = iova;
 	mr->len = len;
 	mr->access = access;
@@ -851,6 +871,15 @@ static int locate(struct siw2_mr *mr, u64 addr, struct mr_loc *l)
 		l->off = x & ~PAGE_MASK;
 		l->len = PAGE_SIZE - l->off;
 		return 0;
+	case SIW2_MR_ODP:
+		/* The caller checked the range is mapped (access_ok_locked). */
+		l->va = siw2_odp_va_locked(mr, addr);
+		if (!l->va)
+			return -EAGAIN;
+		l->page = NULL;
+		l->off = offset_in_page(l->va);
+		l->len = PAGE_SIZE - l->off;
+		return 0;
 	case SIW2_MR_DMA:
 		va = addr;
 		break;
@@ -883,7 +912,8 @@ static int locate(struct siw2_mr *mr, u64 addr, struct mr_loc *l)
  * May @mr's memory be accessed as @stag at [@addr, @addr + @len)? The
  * lock is held, read, across the access (see the top of this file).
  */
-static int access_ok_locked(struct siw2_mr *mr, u32 stag, u64 addr, u64 len)
+static int access_ok_locked(struct siw2_mr *mr, u32 stag, u64 addr, u64 len,
+			    bool write)
 {
 	lockdep_assert_held(&mr->lock);
 	if (mr->stag != stag || !mr->valid)
@@ -891,6 +921,10 @@ static int access_ok_locked(struct siw2_mr *mr, u32 stag, u64 addr, u64 len)
 	if (len - 1 > U64_MAX - addr ||
 	    !siw2_range_ok(addr, len, mr->iova, mr->len))
 		return -ERANGE;
+	/* All or nothing: an ODP copy never stops half way. */
+	if (mr->kind == SIW2_MR_ODP &&
+	    !siw2_odp_present_locked(mr, addr, len, write))
+		return -EAGAIN;
 	return 0;
 }
 
@@ -934,7 +968,8 @@ static int copy_to_locked(struct siw2_mr *mr, u64 addr, const void *src,
  * Any context.
  *
  * Return: 0, -EACCES if @stag was invalidated meanwhile, -ERANGE outside
- * the region, -EFAULT for unmapped memory.
+ * the region, -EFAULT for unmapped memory, -EAGAIN (nothing copied) if a
+ * page of an ODP MR is not mapped: siw2_mr_fault() it, then try again.
  */
 int siw2_mr_copy_to_crc(struct siw2_mr *mr, u32 stag, u64 addr,
 			const void *src, u64 len, u32 *crc)
@@ -944,7 +979,7 @@ int siw2_mr_copy_to_crc(struct siw2_mr *mr, u32 stag, u64 addr,
 	if (!len)
 		return 0;
 	read_lock_bh(&mr->lock);
-	ret = access_ok_locked(mr, stag, addr, len);
+	ret = access_ok_locked(mr, stag, addr, len, true);
 	if (!ret)
 		ret = copy_to_locked(mr, addr, src, len, crc);
 	read_unlock_bh(&mr->lock);
@@ -1016,7 +1051,7 @@ int siw2_mr_copy_from(struct siw2_mr *mr, u32 stag, u64 addr, void *dst,
 	if (!len)
 		return 0;
 	read_lock_bh(&mr->lock);
-	ret = access_ok_locked(mr, stag, addr, len);
+	ret = access_ok_locked(mr, stag, addr, len, false);
 	if (!ret)
 		ret = copy_from_locked(mr, addr, dst, len);
 	read_unlock_bh(&mr->lock);
@@ -1030,7 +1065,9 @@ int siw2_mr_copy_from(struct siw2_mr *mr, u32 stag, u64 addr, void *dst,
  */
 bool siw2_mr_may_invalidate(const struct siw2_mr *mr)
 {
-	return mr->kind == SIW2_MR_FAST || mr->kind == SIW2_MR_MW;
+	/* An ODP MR's pages go whenever the MMU notifier says so. */
+	return mr->kind == SIW2_MR_FAST || mr->kind == SIW2_MR_MW ||
+	       mr->kind == SIW2_MR_ODP;
 }
 
 /* A user MR: its pages are pinned user memory, safe to lend to TCP. */
@@ -1061,7 +1098,7 @@ int siw2_mr_page(struct siw2_mr *mr, u32 stag, u64 addr, struct page **page,
 	if (WARN_ON_ONCE(siw2_mr_may_invalidate(mr)))
 		return -EFAULT;
 	read_lock_bh(&mr->lock);
-	ret = access_ok_locked(mr, stag, addr, 1);
+	ret = access_ok_locked(mr, stag, addr, 1, false);
 	if (!ret)
 		ret = locate(mr, addr, &l);
 	if (!ret) {
@@ -1069,6 +1106,83 @@ int siw2_mr_page(struct siw2_mr *mr, u32 stag, u64 addr, struct page **page,
 		*offset = l.off;
 		*len = min_t(u64, mr->len - (addr - mr->iova), l.len);
 	}
+	read_unlock_bh(&mr->lock);
+	return ret;
+}
+
+/**
+ * siw2_mr_fault() - map what an access to an ODP MR found unmapped
+ * @mr: a held MR
+ * @addr: first address of the access
+ * @len: octets; a fault may map more than the access needs, up to the
+ *	region's end
+ * @write: the access writes
+ *
+ * Process context.
+ *
+ * Return: 0, -EFAULT if @mr is not an ODP MR or the process has no
+ * mapping there, or another negative errno (siw2_odp_fault()).
+ */
+int siw2_mr_fault(struct siw2_mr *mr, u64 addr, u64 len, bool write)
+{
+	if (mr->kind != SIW2_MR_ODP)
+		return -EFAULT;
+	return siw2_odp_fault(mr, addr, len, write);
+}
+
+/**
+ * siw2_mr_copy_from_wait() - read from a held MR, faulting ODP pages in
+ * @mr: the MR, found by siw2_mr_lookup() with the rights the read needs
+ * @stag: the STag it was found by
+ * @addr: first address read
+ * @dst: where to
+ * @len: octets
+ * @ahead: octets from @addr a fault should map (at least @len)
+ *
+ * A page unmapped again between the fault and the copy is faulted once
+ * more, a bounded number of times. Process context.
+ *
+ * Return: as siw2_mr_copy_to_crc(), with -EFAULT for memory the process
+ * has no mapping for, never -EAGAIN.
+ */
+int siw2_mr_copy_from_wait(struct siw2_mr *mr, u32 stag, u64 addr, void *dst,
+			   u64 len, u64 ahead)
+{
+	int ret, tries = SIW2_ODP_TRIES;
+
+	while ((ret = siw2_mr_copy_from(mr, stag, addr, dst, len)) == -EAGAIN) {
+		if (!tries--)
+			return -EFAULT;
+		ret = siw2_mr_fault(mr, addr, max(len, ahead), false);
+		if (ret && ret != -EBUSY)
+			return -EFAULT;
+	}
+	return ret;
+}
+
+/**
+ * siw2_mr_present() - may an access to a held MR go ahead without a fault?
+ * @mr: the MR
+ * @stag: the STag it was found by
+ * @addr: first address
+ * @len: octets
+ * @write: the access writes
+ *
+ * Any context. True for every MR that is not an ODP MR, and for an access
+ * that fails for another reason (an invalidated STag, outside the region):
+ * the copy then says why.
+ *
+ * Return: false if a page of the range is not mapped now.
+ */
+bool siw2_mr_present(struct siw2_mr *mr, u32 stag, u64 addr, u64 len,
+		     bool write)
+{
+	bool ret;
+
+	if (mr->kind != SIW2_MR_ODP)
+		return true;
+	read_lock_bh(&mr->lock);
+	ret = access_ok_locked(mr, stag, addr, len, write) != -EAGAIN;
 	read_unlock_bh(&mr->lock);
 	return ret;
 }

@@ -152,6 +152,7 @@ static int mr_attrs(struct sk_buff *msg, struct siw2_mr *mr)
 		[SIW2_MR_DMA] = "dma",
 		[SIW2_MR_FAST] = "fast",
 		[SIW2_MR_MW] = "mw",
+		[SIW2_MR_ODP] = "odp",
 	};
 	u32 windows;
 	bool valid;

@@ -38,6 +38,24 @@
  * the first message a peer-to-peer responder takes the RTR (RFC 6581
  * 9.2). TERM_PENDING lasts until MPA's verdict on the FPDU (see
  * rx_terminate()).
+ *
+ * Faults. A page of an on-demand paging MR (odp.c) that is not mapped
+ * cannot be faulted in here, as data_ready may not sleep. The payload
+ * destined for it, and all of the segment's payload after it, goes to a
+ * bounce buffer instead, the CRC folded in as ever; at the FPDU's end,
+ * with the CRC verified, the stream pauses: it stops taking octets from
+ * the socket, which keeps them queued (TCP's window closes and the peer
+ * stops; nothing is dropped), and the fault work, in process context,
+ * faults the pages in, places the bounce buffer and delivers the FPDU as
+ * rx_bytes() would have, then resumes reading where it stopped. A Read
+ * Request whose source is not mapped, and an Atomic Request or Response
+ * whose word is not, pause the stream the same way after their FPDU, and
+ * the work answers or delivers them: their order with the messages after
+ * them is kept. Where the process has no mapping at all, the fault fails
+ * and the stream ends with the Terminate of a protection error (the
+ * peer's access), or a local error (our own receive buffer or sink). The
+ * bounce buffer holds at most one segment's payload (at most an FPDU),
+ * one per stream, while the stream reads nothing.
  */
 #include <linux/skbuff.h>
 #include <net/tcp.h>
@@ -70,6 +88,53 @@ static bool rx_dead(const struct siw2_stream_rx *rx)
 {
 	return rx->state == SIW2_RX_DEAD;
 }
+
+/*
+ * Nothing is placed or executed once the QP went to ERR or RESET, or was
+ * reset under the stream's held work requests (siw2_qp.discard_held).
+ */
+static bool rx_stopped(struct siw2_stream *s)
+{
+	enum ib_qp_state state = READ_ONCE(s->qp->state);
+
+	return state == IB_QPS_ERR || state == IB_QPS_RESET ||
+	       READ_ONCE(s->qp->discard_held);
+}
+
+/* Ends a wait for a fault: what it held goes. */
+static void wait_clear(struct siw2_stream_rx *rx)
+{
+	kfree(rx->bounce);
+	rx->bounce = NULL;
+	if (rx->miss_mr)
+		siw2_mr_put(rx->miss_mr);
+	rx->miss_mr = NULL;
+	rx->wait = SIW2_RX_WAIT_NONE;
+	rx->read_faulted = false;
+}
+
+/*
+ * What the fault work is to map: @len octets at @addr of @mr, which the
+ * caller holds, and if @ahead up to SIW2_ODP_AHEAD octets from @addr at
+ * best (payload that follows lands there; a hole or a read-only mapping
+ * past what the access needs must not fail it). A wait may need several
+ * faults, one after the other.
+ */
+static void note_miss(struct siw2_stream_rx *rx, struct siw2_mr *mr,
+		      u64 addr, u64 len, bool write, bool ahead)
+{
+	siw2_mr_hold(mr);
+	if (rx->miss_mr)
+		siw2_mr_put(rx->miss_mr);
+	rx->miss_mr = mr;
+	rx->miss_addr = addr;
+	rx->miss_len = len;
+	rx->miss_ahead = ahead && len < SIW2_ODP_AHEAD ? SIW2_ODP_AHEAD : 0;
+	rx->miss_write = write;
+}
+
+/* Returned where a cause would be: the stream waits for a fault. */
+#define RX_FAULT_WAIT 1
 
 static void put_mrs(struct siw2_stream_rx *rx)
 {
@@ -265,10 +330,12 @@ static u32 seg_begin(struct siw2_stream *s)
 
 /*
  * Places Send payload at message offset @mo into the RQE's scatter list,
- * continuing @crc over it unless that is NULL.
+ * continuing @crc over it unless that is NULL; *@done counts the octets
+ * placed, which are less than @len only on error (-EAGAIN: a page of an
+ * ODP MR, noted for the fault work).
  */
 static int place_rqe(struct siw2_stream *s, u32 mo, const u8 *data, u32 len,
-		     u32 *crc)
+		     u32 *crc, u32 *done)
 {
 	struct siw2_stream_rx *rx = &s->rx;
 	const struct siw2_sge *sge;
@@ -297,14 +364,77 @@ static int place_rqe(struct siw2_stream *s, u32 mo, const u8 *data, u32 len,
 		n = min(len, sge->length - off);
 		ret = siw2_mr_copy_to_crc(rx->sge_mr, sge->lkey, sge->addr + off,
 					  data, n, crc);
+		if (ret == -EAGAIN)
+			note_miss(rx, rx->sge_mr, sge->addr + off, n, true,
+				  true);
 		if (ret)
 			return ret;
+		*done += n;
 		data += n;
 		len -= n;
 		off = 0;
 		i++;
 	}
 	return 0;
+}
+
+/*
+ * The segment's payload from octet @off on waits for a fault ("Faults"
+ * above): @at is where it goes, an address for tagged payload, an MO for
+ * a Send. Return: 0, or -ENOMEM.
+ */
+static int bounce_begin(struct siw2_stream_rx *rx, u32 off, u64 at)
+{
+	if (WARN_ON_ONCE(off >= rx->seg_len))
+		return -EFAULT;
+	rx->bounce_size = rx->seg_len - off;
+	rx->bounce = kmalloc(rx->bounce_size, GFP_ATOMIC | __GFP_NOWARN);
+	if (!rx->bounce)
+		return -ENOMEM;
+	rx->bounce_len = 0;
+	rx->bounce_done = 0;
+	rx->bounce_at = at;
+	rx->wait = SIW2_RX_WAIT_PLACE;
+	return 0;
+}
+
+/* Adds payload to the bounce buffer, folding @crc unless it is NULL. */
+static int bounce_add(struct siw2_stream_rx *rx, const u8 *data, u32 len,
+		      u32 *crc)
+{
+	u8 *to = rx->bounce + rx->bounce_len;
+
+	if (WARN_ON_ONCE(len > rx->bounce_size - rx->bounce_len))
+		return -EFAULT;
+	if (crc)
+		*crc = siw2_mpa_crc_copy(*crc, to, data, len);
+	else
+		memcpy(to, data, len);
+	rx->bounce_len += len;
+	return 0;
+}
+
+/* Payload whose place is not mapped now goes to the bounce buffer. */
+static int place_later(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev,
+		       u32 done, u32 *crc)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	u64 at;
+	int ret;
+
+	if (!rx->bounce) {
+		if (rx->cls == SIW2_CLASS_SEND) {
+			at = rx->hdr.mo + ev->off + done;
+		} else {
+			at = rx->to + ev->off + done;
+			note_miss(rx, rx->mr, at, rx->seg_len - ev->off - done,
+				  true, true);
+		}
+		ret = bounce_begin(rx, ev->off + done, at);
+		if (ret)
+			return ret;
+	}
+	return bounce_add(rx, ev->data + done, ev->len - done, crc);
 }
 
 /*
@@ -315,7 +445,7 @@ static int place_rqe(struct siw2_stream *s, u32 mo, const u8 *data, u32 len,
 static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 {
 	struct siw2_stream_rx *rx = &s->rx;
-	u32 *crc;
+	u32 *crc, done = 0;
 	int ret;
 
 	if (rx->disp != SIW2_RX_PLACE)
@@ -323,12 +453,18 @@ static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	crc = siw2_mpa_rx_crc_sink(&rx->mpa);
 	if (crc)
 		siw2_mpa_rx_fold_to(&rx->mpa, ev->data);
+	if (rx->bounce) {
+		ret = place_later(s, ev, 0, crc);
+		goto out;
+	}
 	switch (rx->cls) {
 	case SIW2_CLASS_WRITE:
 	case SIW2_CLASS_READ_RESP:
 		ret = siw2_mr_copy_to_crc(rx->mr, rx->hdr.stag,
 					  rx->to + ev->off, ev->data, ev->len,
 					  crc);
+		if (ret == -EAGAIN)
+			ret = place_later(s, ev, 0, crc);
 		/* Invalidated since the segment began (mr.c). */
 		if (ret == -EACCES) {
 			rx_terminate(s, SIW2_TERM_DDP_T_INVALID_STAG);
@@ -337,7 +473,9 @@ static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 		break;
 	case SIW2_CLASS_SEND:
 		ret = place_rqe(s, rx->hdr.mo + ev->off, ev->data, ev->len,
-				crc);
+				crc, &done);
+		if (ret == -EAGAIN)
+			ret = place_later(s, ev, done, crc);
 		/* The receive's own memory failed: a local error. */
 		if (ret)
 			rqe_complete(s, IB_WC_LOC_PROT_ERR, SIW2_WC_RECV, 0,
@@ -346,10 +484,95 @@ static void place(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	default:
 		return;
 	}
+out:
 	if (ret)
 		rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
 	else if (crc)
 		siw2_mpa_rx_folded(&rx->mpa, ev->data + ev->len);
+}
+
+/*
+ * The fault work places what waited in the bounce buffer. Return: 0,
+ * -EAGAIN with another miss noted, or the error that ends the stream.
+ */
+static int bounce_place(struct siw2_stream *s)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	u32 done = 0;
+	int ret;
+
+	switch (rx->cls) {
+	case SIW2_CLASS_WRITE:
+	case SIW2_CLASS_READ_RESP:
+		ret = siw2_mr_copy_to(rx->mr, rx->hdr.stag, rx->bounce_at,
+				      rx->bounce, rx->bounce_len);
+		if (ret == -EAGAIN)
+			note_miss(rx, rx->mr, rx->bounce_at, rx->bounce_len,
+				  true, true);
+		return ret;
+	case SIW2_CLASS_SEND:
+		ret = place_rqe(s, rx->bounce_at + rx->bounce_done,
+				rx->bounce + rx->bounce_done,
+				rx->bounce_len - rx->bounce_done, NULL, &done);
+		rx->bounce_done += done;
+		return ret;
+	default:
+		return -EFAULT;
+	}
+}
+
+/*
+ * The oldest Read of ours, which the Read Response being received answers,
+ * completes with a local protection error (the QP's move to ERR then
+ * flushes what follows it).
+ */
+static void read_fail_local(struct siw2_stream *s)
+{
+	struct siw2_wqe_rec *rec;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&s->lock, flags);
+	if (s->orq_head != s->orq_tail) {
+		rec = &s->recs[siw2_orq_at(s, s->orq_head)->slot];
+		rec->status = IB_WC_LOC_PROT_ERR;
+		rec->byte_len = 0;
+		rec->done = true;
+		found = true;
+	}
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (found)
+		siw2_tx_retire(s);
+}
+
+/* The bounced payload cannot be placed: as place() would have failed. */
+static void bounce_fail(struct siw2_stream *s, int err)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+
+	switch (rx->cls) {
+	case SIW2_CLASS_WRITE:
+		/* The peer's Write to memory we have no mapping for. */
+		rx_terminate(s, err == -EACCES ? SIW2_TERM_DDP_T_INVALID_STAG :
+			     err == -EFAULT || err == -EPERM ?
+			     SIW2_TERM_RDMAP_PROT_UNSPEC :
+			     SIW2_TERM_RDMAP_CATASTROPHIC);
+		return;
+	case SIW2_CLASS_READ_RESP:
+		if (err == -EACCES) {
+			rx_terminate(s, SIW2_TERM_DDP_T_INVALID_STAG);
+			return;
+		}
+		/* Our Read's own sink failed: it completes with that. */
+		read_fail_local(s);
+		rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
+		return;
+	default:
+		if (rx->have_rqe)
+			rqe_complete(s, IB_WC_LOC_PROT_ERR, SIW2_WC_RECV, 0,
+				     0, 0);
+		rx_terminate(s, SIW2_TERM_RDMAP_CATASTROPHIC);
+	}
 }
 
 /* ---- segment end: delivery ---- */
@@ -482,6 +705,7 @@ static u32 end_read_req(struct siw2_stream *s)
 {
 	const struct siw2_rdmap_hdr *h = &s->rx.hdr;
 	struct siw2_stag_view view;
+	u32 first;
 	struct siw2_inq_entry *e;
 	struct siw2_mr *mr = NULL;
 	bool rtr = s->rx.disp == SIW2_RX_RTR;
@@ -497,6 +721,22 @@ static u32 end_read_req(struct siw2_stream *s)
 			if (mr)
 				siw2_mr_put(mr);
 			return cause;
+		}
+		/*
+		 * An ODP source whose start is not mapped: the fault work
+		 * finds out whether it can be, once (a bounded fault, which
+		 * a peer's Read size does not stretch), then the send
+		 * engine faults what it needs as it goes.
+		 */
+		first = min_t(u32, h->rreq.size, SIW2_ODP_AHEAD);
+		if (!s->rx.read_faulted &&
+		    !siw2_mr_present(mr, h->rreq.src_stag, h->rreq.src_to,
+				     first, false)) {
+			note_miss(&s->rx, mr, h->rreq.src_to, first, false,
+				  false);
+			s->rx.wait = SIW2_RX_WAIT_READ_REQ;
+			siw2_mr_put(mr);
+			return RX_FAULT_WAIT;
 		}
 	}
 	spin_lock_irqsave(&s->lock, flags);
@@ -542,6 +782,8 @@ static u32 end_atomic_req(struct siw2_stream *s)
 	cause = siw2_rdmap_atomic_check(a, &view);
 	if (cause)
 		goto out;
+	if (!siw2_mr_present(mr, a->stag, a->to, sizeof(old), true))
+		goto wait;
 	spin_lock_irqsave(&s->lock, flags);
 	cause = siw2_rdmap_ird_admit(&s->ird, false, !siw2_inq_full(s));
 	spin_unlock_irqrestore(&s->lock, flags);
@@ -560,8 +802,10 @@ static u32 end_atomic_req(struct siw2_stream *s)
 
 	spin_lock_irqsave(&s->lock, flags);
 	if (ret) {
+		/* -EAGAIN: unmapped since it was looked at; nothing changed. */
 		siw2_rdmap_ird_end(&s->ird);
-		cause = SIW2_TERM_RDMAP_CATASTROPHIC;
+		cause = ret == -EAGAIN ? RX_FAULT_WAIT :
+					 SIW2_TERM_RDMAP_CATASTROPHIC;
 	} else {
 		e = siw2_inq_at(s, s->inq_tail);
 		WRITE_ONCE(s->inq_tail, s->inq_tail + 1);
@@ -572,47 +816,53 @@ static u32 end_atomic_req(struct siw2_stream *s)
 		e->orig = old;
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
+	if (cause == RX_FAULT_WAIT)
+		goto wait;
 	if (!cause)
 		siw2_tx_resume(s);
 out:
 	if (mr)
 		siw2_mr_put(mr);
 	return cause;
+wait:
+	note_miss(&s->rx, mr, a->to, sizeof(old), true, false);
+	s->rx.wait = SIW2_RX_WAIT_ATOMIC_REQ;
+	siw2_mr_put(mr);
+	return RX_FAULT_WAIT;
 }
 
-/* RFC 7306 Atomic Response: the Original Value for our oldest request. */
-static u32 end_atomic_resp(struct siw2_stream *s)
+/*
+ * Writes the Original Value of the Atomic Response that ended ORQ entry
+ * rx->aresp_idx to its sink and completes the request; RX_FAULT_WAIT if
+ * the sink is an ODP page not mapped now. @err: the sink could not be
+ * mapped (the fault work).
+ */
+static u32 atomic_resp_deliver(struct siw2_stream *s, int err)
 {
-	const struct siw2_rdmap_hdr *h = &s->rx.hdr;
-	struct siw2_rdmap_rx_ctx ctx = {};
-	struct siw2_orq_entry *o;
+	struct siw2_stream_rx *rx = &s->rx;
+	struct siw2_orq_entry *o = siw2_orq_at(s, rx->aresp_idx);
+	u64 orig = rx->aresp_orig;
 	enum siw2_mr_fault fault;
 	struct siw2_wqe_rec *rec;
 	unsigned long flags;
 	struct siw2_mr *mr;
-	u32 cause = 0;
 	int ret = -EFAULT;
-	u64 orig = h->aresp.orig;
 	bool kick;
 
-	spin_lock_irqsave(&s->lock, flags);
-	ctx.oldest = orq_oldest(s);
-	ctx.oldest_id = s->orq_head;
-	cause = siw2_rdmap_atomic_resp_check(&ctx, h->aresp.req_id);
-	o = siw2_orq_at(s, s->orq_head);
-	if (!cause)
-		s->orq_head++;
-	spin_unlock_irqrestore(&s->lock, flags);
-	if (cause)
-		return cause;
-
-	mr = siw2_mr_lookup(s->sdev, o->rd.sink_stag, pd_of(s),
-			    IB_ACCESS_LOCAL_WRITE, o->rd.sink_to, sizeof(orig),
-			    &fault);
+	mr = err ? NULL : siw2_mr_lookup(s->sdev, o->rd.sink_stag, pd_of(s),
+					 IB_ACCESS_LOCAL_WRITE, o->rd.sink_to,
+					 sizeof(orig), &fault);
 	if (mr) {
 		ret = siw2_mr_copy_to(mr, o->rd.sink_stag, o->rd.sink_to, &orig,
 				      sizeof(orig));
+		if (ret == -EAGAIN) {
+			note_miss(rx, mr, o->rd.sink_to, sizeof(orig), true,
+				  false);
+			rx->wait = SIW2_RX_WAIT_ATOMIC_RESP;
+		}
 		siw2_mr_put(mr);
+		if (ret == -EAGAIN)
+			return RX_FAULT_WAIT;
 	}
 	spin_lock_irqsave(&s->lock, flags);
 	kick = ord_complete(s);
@@ -625,6 +875,28 @@ static u32 end_atomic_resp(struct siw2_stream *s)
 	if (kick)
 		siw2_tx_resume(s);
 	return 0;
+}
+
+/* RFC 7306 Atomic Response: the Original Value for our oldest request. */
+static u32 end_atomic_resp(struct siw2_stream *s)
+{
+	const struct siw2_rdmap_hdr *h = &s->rx.hdr;
+	struct siw2_rdmap_rx_ctx ctx = {};
+	unsigned long flags;
+	u32 cause;
+
+	spin_lock_irqsave(&s->lock, flags);
+	ctx.oldest = orq_oldest(s);
+	ctx.oldest_id = s->orq_head;
+	cause = siw2_rdmap_atomic_resp_check(&ctx, h->aresp.req_id);
+	s->rx.aresp_idx = s->orq_head;
+	if (!cause)
+		s->orq_head++;
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (cause)
+		return cause;
+	s->rx.aresp_orig = h->aresp.orig;
+	return atomic_resp_deliver(s, 0);
 }
 
 /*
@@ -738,6 +1010,9 @@ static void seg_end(struct siw2_stream *s, const struct siw2_ddp_rx_ev *ev)
 	default:
 		break;
 	}
+	/* The rest of the FPDU's end goes on; the stream pauses after it. */
+	if (cause == RX_FAULT_WAIT)
+		cause = 0;
 	if (cause) {
 		rx_terminate(s, cause);
 		return;
@@ -791,17 +1066,56 @@ static void mpa_failed(struct siw2_stream *s, enum siw2_mpa_err err)
 	siw2_stream_terminate(s, &t);
 }
 
-static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
+/* MPA verified an FPDU: it is delivered, or its Terminate sent. */
+static void fpdu_end(struct siw2_stream *s)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	struct siw2_ddp_rx_ev dev;
+
+	if (rx->state == SIW2_RX_TERM_PENDING) {
+		wait_clear(rx);
+		rx_enter(rx, SIW2_RX_DEAD);
+		siw2_stream_terminate(s, &rx->pend_term);
+		return;
+	}
+	if (rx->state == SIW2_RX_FIRST_FPDU) {
+		rx_enter(rx, SIW2_RX_FIRST_MSG);
+		/* RFC 5044 7.1.2 rule 4: now we may send. */
+		if (!test_and_set_bit(SIW2_S_TX_ALLOWED, &s->flags))
+			siw2_tx_resume(s);
+	}
+	siw2_ddp_rx_end(&rx->ddp, &dev);
+	ddp_event(s, &dev);
+	if (rx->state == SIW2_RX_TERM_PENDING) {
+		wait_clear(rx);
+		rx_enter(rx, SIW2_RX_DEAD);
+		siw2_stream_terminate(s, &rx->pend_term);
+	}
+}
+
+/* The stream takes no more octets until the fault work is done. */
+static void rx_pause(struct siw2_stream *s)
+{
+	s->rx.paused = true;
+	siw2_count(s->sdev, SIW2_CNT_RX_FAULT);
+	queue_work(siw2_fault_wq, &s->rx.fault_work);
+}
+
+/*
+ * Feeds @len octets at @buf through MPA and DDP. Return: how many were
+ * taken: all of them, unless the stream paused ("Faults" above).
+ */
+static size_t rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 {
 	struct siw2_stream_rx *rx = &s->rx;
 	struct siw2_mpa_rx_ev mev;
 	struct siw2_ddp_rx_ev dev;
-	size_t n;
+	size_t n, left = len;
 
-	while (len && !rx_dead(rx)) {
-		n = siw2_mpa_rx(&rx->mpa, buf, len, &mev);
+	while (left && !rx_dead(rx)) {
+		n = siw2_mpa_rx(&rx->mpa, buf, left, &mev);
 		buf += n;
-		len -= n;
+		left -= n;
 		switch (mev.type) {
 		case SIW2_MPA_RX_DATA:
 			siw2_ddp_rx_span(&rx->ddp, mev.data, mev.len,
@@ -814,23 +1128,15 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 			siw2_mpa_rx_fold_to(&rx->mpa, mev.data + mev.len);
 			break;
 		case SIW2_MPA_RX_END:
-			if (rx->state == SIW2_RX_TERM_PENDING) {
-				rx_enter(rx, SIW2_RX_DEAD);
-				siw2_stream_terminate(s, &rx->pend_term);
-				break;
+			/* Delivery waits for the bounced payload's place. */
+			if (rx->wait == SIW2_RX_WAIT_PLACE && rx_live(rx)) {
+				rx_pause(s);
+				return len - left;
 			}
-			if (rx->state == SIW2_RX_FIRST_FPDU) {
-				rx_enter(rx, SIW2_RX_FIRST_MSG);
-				/* RFC 5044 7.1.2 rule 4: now we may send. */
-				if (!test_and_set_bit(SIW2_S_TX_ALLOWED,
-						      &s->flags))
-					siw2_tx_resume(s);
-			}
-			siw2_ddp_rx_end(&rx->ddp, &dev);
-			ddp_event(s, &dev);
-			if (rx->state == SIW2_RX_TERM_PENDING) {
-				rx_enter(rx, SIW2_RX_DEAD);
-				siw2_stream_terminate(s, &rx->pend_term);
+			fpdu_end(s);
+			if (rx->wait != SIW2_RX_WAIT_NONE && rx_live(rx)) {
+				rx_pause(s);
+				return len - left;
 			}
 			break;
 		case SIW2_MPA_RX_ERROR:
@@ -840,33 +1146,34 @@ static void rx_bytes(struct siw2_stream *s, const u8 *buf, size_t len)
 			break;
 		}
 	}
+	return len;
 }
 
 static int rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 		    unsigned int off, size_t len)
 {
 	struct siw2_stream *s = desc->arg.data;
-	enum ib_qp_state state;
 	struct skb_seq_state st;
 	unsigned int got = 0, n;
 	const u8 *data;
 
-	/* Nothing is placed or executed once the QP went to ERR or RESET. */
-	state = READ_ONCE(s->qp->state);
-	if (state == IB_QPS_ERR || state == IB_QPS_RESET ||
-	    READ_ONCE(s->qp->discard_held))
+	/* Paused: the octets stay in the socket for the fault work. */
+	if (s->rx.paused)
+		return 0;
+	if (rx_stopped(s))
 		rx_enter(&s->rx, SIW2_RX_DEAD);
 	if (rx_dead(&s->rx))
 		return len;
 	skb_prepare_seq_read(skb, off, off + len, &st);
 	while ((n = skb_seq_read(got, &data, &st)) != 0) {
-		rx_bytes(s, data, n);
-		got += n;
-		if (rx_dead(&s->rx)) {
+		got += rx_bytes(s, data, n);
+		if (rx_dead(&s->rx) || s->rx.paused) {
 			skb_abort_seq_read(&st);
 			break;
 		}
 	}
+	if (s->rx.paused)
+		return got;
 	/* Everything is consumed: after an error it is dropped. */
 	return len;
 }
@@ -893,6 +1200,8 @@ void siw2_rx_release(struct siw2_stream *s)
 	struct siw2_stream_rx *rx = &s->rx;
 
 	rx_enter(&s->rx, SIW2_RX_DEAD);
+	wait_clear(rx);
+	rx->paused = false;
 	/*
 	 * RESET discards the QP's receives without completions; one from an
 	 * SRQ goes back to its consumer as a flush all the same.
@@ -902,4 +1211,156 @@ void siw2_rx_release(struct siw2_stream *s)
 	if (rx->have_rqe)
 		rqe_complete(s, IB_WC_WR_FLUSH_ERR, SIW2_WC_RECV, 0, 0, 0);
 	put_mrs(rx);
+}
+
+/* Ends the stream after the FPDU's end passed: the Terminate goes now. */
+static void rx_fail_now(struct siw2_stream *s, u32 cause)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+
+	rx_terminate(s, cause);
+	if (rx->state == SIW2_RX_TERM_PENDING) {
+		rx_enter(rx, SIW2_RX_DEAD);
+		siw2_stream_terminate(s, &rx->pend_term);
+	}
+}
+
+/*
+ * Does what the stream waited for, @err being the fault's outcome.
+ * Return: -EAGAIN with another miss noted, else 0 (done, or the stream
+ * ended).
+ */
+static int wait_redo(struct siw2_stream *s, int err)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	u32 cause;
+	int ret;
+
+	sock_owned_by_me(s->sock->sk);
+	switch (rx->wait) {
+	case SIW2_RX_WAIT_PLACE:
+		ret = err ? err : bounce_place(s);
+		if (ret == -EAGAIN)
+			return ret;
+		if (ret)
+			bounce_fail(s, ret);
+		wait_clear(rx);
+		fpdu_end(s);
+		return 0;
+	case SIW2_RX_WAIT_READ_REQ:
+	case SIW2_RX_WAIT_ATOMIC_REQ:
+		/* The peer's Request names memory we have no mapping for. */
+		if (err) {
+			rx_fail_now(s, err == -EFAULT || err == -EPERM ?
+				       SIW2_TERM_RDMAP_PROT_UNSPEC :
+				       SIW2_TERM_RDMAP_CATASTROPHIC);
+			return 0;
+		}
+		if (rx->wait == SIW2_RX_WAIT_ATOMIC_REQ) {
+			cause = end_atomic_req(s);
+			break;
+		}
+		rx->read_faulted = true;
+		cause = end_read_req(s);
+		break;
+	case SIW2_RX_WAIT_ATOMIC_RESP:
+		cause = atomic_resp_deliver(s, err);
+		break;
+	default:
+		return 0;
+	}
+	if (cause == RX_FAULT_WAIT)
+		return -EAGAIN;
+	if (cause)
+		rx_fail_now(s, cause);
+	return 0;
+}
+
+/*
+ * The fault work ("Faults" above): maps what the paused stream needs, in
+ * process context and outside the socket lock, as a fault may take long;
+ * then, under the socket lock, does what waited and reads on. A page
+ * unmapped again before it was used, or a fault that timed out under
+ * concurrent invalidations (-EBUSY), is tried once more, a bounded number
+ * of times. Only this work touches rx while the stream is paused, so it
+ * may read the miss before it takes the socket lock.
+ */
+static void rx_fault_work(struct work_struct *work)
+{
+	struct siw2_stream *s = container_of(work, struct siw2_stream,
+					     rx.fault_work);
+	struct siw2_stream_rx *rx = &s->rx;
+	struct sock *sk = s->sock->sk;
+	int tries = SIW2_ODP_TRIES;
+	int err, ret;
+
+	for (;;) {
+		err = 0;
+		if (rx->miss_mr && !rx_stopped(s))
+			err = siw2_mr_fault(rx->miss_mr, rx->miss_addr,
+					    rx->miss_len, rx->miss_write);
+		/* Best effort: what the access needs is mapped. */
+		if (!err && rx->miss_mr && rx->miss_ahead > rx->miss_len &&
+		    !rx_stopped(s))
+			siw2_mr_fault(rx->miss_mr,
+				      rx->miss_addr + rx->miss_len,
+				      rx->miss_ahead - rx->miss_len,
+				      rx->miss_write);
+		lock_sock(sk);
+		if (rx_dead(rx) || rx_stopped(s)) {
+			/* What waited is dropped with the rest. */
+			rx_enter(rx, SIW2_RX_DEAD);
+			break;
+		}
+		if (err == -EBUSY)
+			err = -EAGAIN;
+		ret = err == -EAGAIN ? err : wait_redo(s, err);
+		if (ret != -EAGAIN)
+			break;
+		if (!tries--) {
+			wait_redo(s, -EBUSY);
+			break;
+		}
+		release_sock(sk);
+	}
+	wait_clear(rx);
+	rx->paused = false;
+	siw2_rx_data_ready(s);
+	release_sock(sk);
+}
+
+/* At the stream's start. */
+void siw2_rx_init(struct siw2_stream *s)
+{
+	INIT_WORK(&s->rx.fault_work, rx_fault_work);
+}
+
+/**
+ * siw2_rx_stop() - the fault work is done, for good
+ * @s: the stream, whose socket callbacks are gone (the close work)
+ *
+ * A stream paused while its QP is still in RTS and the peer's FIN arrived
+ * (behind FPDUs TCP has acknowledged, which are all the peer will send)
+ * finishes them first: the fault work reads on from the socket by itself
+ * and may pause again. Any other close drops them. What is left
+ * is then read and dropped, as it would have been without the pause, so
+ * that the close does not find unread data (which would make TCP reset
+ * the connection). What the work held goes in siw2_rx_release().
+ */
+void siw2_rx_stop(struct siw2_stream *s)
+{
+	struct siw2_stream_rx *rx = &s->rx;
+	struct sock *sk = s->sock->sk;
+
+	while (READ_ONCE(rx->paused) && !rx_stopped(s) &&
+	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
+		flush_work(&rx->fault_work);
+	cancel_work_sync(&rx->fault_work);
+	if (!rx->paused)
+		return;
+	lock_sock(sk);
+	rx_enter(rx, SIW2_RX_DEAD);
+	rx->paused = false;
+	siw2_rx_data_ready(s);
+	release_sock(sk);
 }

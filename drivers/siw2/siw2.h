@@ -11,6 +11,7 @@
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/srcu.h>
 #include <linux/xarray.h>
@@ -459,6 +460,7 @@ enum siw2_mr_kind {
 	SIW2_MR_DMA,		/* get_dma_mr: kernel virtual addresses */
 	SIW2_MR_FAST,		/* alloc_mr: a page list set by map_mr_sg */
 	SIW2_MR_MW,		/* alloc_mw: a window onto a user MR */
+	SIW2_MR_ODP,		/* reg_user_mr, on demand: nothing pinned */
 };
 
 /* Why siw2_mr_lookup() or an MR state change failed. */
@@ -492,12 +494,17 @@ enum siw2_mr_fault {
  * @access: IB_ACCESS_* granted
  * @iova: first valid address
  * @len: octets valid from @iova
- * @umem: SIW2_MR_USER: the pinned memory
+ * @umem: SIW2_MR_USER: the pinned memory; SIW2_MR_ODP: the core's
+ *	struct ib_umem_odp
  * @pages: SIW2_MR_USER: the pinned pages, in order
- * @offset: offset of the region's first octet in the first page (user
- *	and fast registration MRs)
+ * @offset: offset of the region's first octet in the first page (user,
+ *	ODP and fast registration MRs)
  * @page_shift: SIW2_MR_FAST: log2 of the page list's page size
- * @npages: SIW2_MR_USER: entries in @pages; SIW2_MR_FAST: in @fpages
+ * @npages: SIW2_MR_USER: entries in @pages; SIW2_MR_FAST: in @fpages;
+ *	SIW2_MR_ODP: in @odp_map
+ * @odp_map: SIW2_MR_ODP: each page's kernel address with the core's
+ *	ODP_READ_ALLOWED_BIT and ODP_WRITE_ALLOWED_BIT, 0 while not mapped
+ *	(under @lock; odp.c)
  * @max_pages: SIW2_MR_FAST: room in @fpages
  * @fpages: SIW2_MR_FAST: page-size aligned kernel virtual addresses (siw2
  *	is a virtual-DMA device, so DMA addresses are kernel addresses)
@@ -533,6 +540,7 @@ struct siw2_mr {
 	u32 npages;
 	u32 max_pages;
 	u64 *fpages;
+	u64 *odp_map;
 	u32 windows;
 	bool dead;
 	u8 mw_type;
@@ -593,6 +601,7 @@ enum siw2_counter {
 	SIW2_CNT_SQ_DOORBELL,		/* user send queue doorbells (system calls) */
 	SIW2_CNT_TX_ZC,			/* messages sent without a copy */
 	SIW2_CNT_CQ_OVERFLOW,		/* CQs that overflowed (and are in error) */
+	SIW2_CNT_RX_FAULT,		/* receive paused for an ODP fault */
 	SIW2_CNT_MAX
 };
 
@@ -793,6 +802,12 @@ void siw2_mr_flush(void);
 int siw2_mr_init(void);
 void siw2_mr_uninit(void);
 
+/* Another reference to an MR the caller holds; any context. */
+static inline void siw2_mr_hold(struct siw2_mr *mr)
+{
+	refcount_inc(&mr->ref);
+}
+
 /* Drops a reference from siw2_mr_lookup() and its kin; any context. */
 static inline void siw2_mr_put(struct siw2_mr *mr)
 {
@@ -814,6 +829,61 @@ bool siw2_mr_user(const struct siw2_mr *mr);
 bool siw2_mr_may_invalidate(const struct siw2_mr *mr);
 int siw2_mr_page(struct siw2_mr *mr, u32 stag, u64 addr, struct page **page,
 		 unsigned int *offset, unsigned int *len);
+int siw2_mr_fault(struct siw2_mr *mr, u64 addr, u64 len, bool write);
+int siw2_mr_copy_from_wait(struct siw2_mr *mr, u32 stag, u64 addr, void *dst,
+			   u64 len, u64 ahead);
+bool siw2_mr_present(struct siw2_mr *mr, u32 stag, u64 addr, u64 len,
+		     bool write);
+
+/*
+ * odp.c: on-demand paging MRs. An access that found a page unmapped
+ * faults this much ahead of it, and a copy that keeps finding its pages
+ * unmapped again gives up after this many faults. They need the core's
+ * ib_umem_odp, and reach a page through its lowmem address (a virtual-DMA
+ * device's "DMA address"), which a HIGHMEM page lacks; without either
+ * the device offers no ODP.
+ */
+#define SIW2_ODP_AHEAD SZ_256K
+#define SIW2_ODP_TRIES 16
+
+#if IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING) && !IS_ENABLED(CONFIG_HIGHMEM)
+#define SIW2_ODP true
+int siw2_odp_init(struct siw2_mr *mr, u64 start, u64 len, int access);
+int siw2_odp_fault(struct siw2_mr *mr, u64 addr, u64 len, bool write);
+bool siw2_odp_present_locked(struct siw2_mr *mr, u64 addr, u64 len,
+			     bool write);
+void *siw2_odp_va_locked(struct siw2_mr *mr, u64 addr);
+int siw2_odp_advise_mr(struct ib_pd *pd,
+		       enum ib_uverbs_advise_mr_advice advice, u32 flags,
+		       struct ib_sge *sg_list, u32 num_sge,
+		       struct uverbs_attr_bundle *attrs);
+#else
+#define SIW2_ODP false
+static inline int siw2_odp_init(struct siw2_mr *mr, u64 start, u64 len,
+				int access)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int siw2_odp_fault(struct siw2_mr *mr, u64 addr, u64 len,
+				 bool write)
+{
+	return -EFAULT;
+}
+
+static inline bool siw2_odp_present_locked(struct siw2_mr *mr, u64 addr,
+					   u64 len, bool write)
+{
+	return false;
+}
+
+static inline void *siw2_odp_va_locked(struct siw2_mr *mr, u64 addr)
+{
+	return NULL;
+}
+
+#define siw2_odp_advise_mr NULL
+#endif
 
 static inline struct siw2_mr *to_siw2_mr(struct ib_mr *ibmr)
 {

@@ -38,6 +38,7 @@
 #include "llp.h"
 
 struct workqueue_struct *siw2_tx_wq;
+struct workqueue_struct *siw2_fault_wq;
 struct srcu_struct siw2_stream_srcu;
 
 /* How long a graceful end may wait for socket space. */
@@ -209,6 +210,7 @@ static int attach(struct siw2_qp *qp, struct socket *sock,
 	siw2_mpa_rx_fold_by_caller(&s->rx.mpa);
 	siw2_mpa_tx_init(&s->tx.mpa, conn->tx_markers, conn->crc);
 	siw2_ddp_rx_init(&s->rx.ddp, true);
+	siw2_rx_init(s);
 	/* Until the attach is done with it: the close work waits. */
 	set_bit(SIW2_S_ATTACHING, &s->flags);
 	/* RFC 5044 7.1.2 rule 4: the responder waits for the first FPDU. */
@@ -389,8 +391,10 @@ static void close_work(struct work_struct *work)
 	mutex_unlock(&s->tx_mutex);
 	cancel_work_sync(&s->tx_work);
 
-	/* After this no receive callback runs or will run. */
+	/* After this no receive callback runs or will run, */
 	siw2_sock_unwatch(s->sock, &s->cb);
+	/* ... nor the receive path's fault work. */
+	siw2_rx_stop(s);
 	if (READ_ONCE(s->abortive))
 		sock_no_linger(sk);
 	else
@@ -450,17 +454,30 @@ int siw2_stream_init(void)
 	 */
 	siw2_tx_wq = alloc_workqueue("siw2_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);
-	if (!siw2_tx_wq) {
-		cleanup_srcu_struct(&siw2_stream_srcu);
-		return -ENOMEM;
-	}
+	if (!siw2_tx_wq)
+		goto err_srcu;
+	/*
+	 * ODP faults of paused streams (rx.c): apart, as a fault may wait
+	 * for I/O; reclaim safe, as the close work on siw2_tx flushes them.
+	 */
+	siw2_fault_wq = alloc_workqueue("siw2_fault",
+					WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!siw2_fault_wq)
+		goto err_tx;
 	return 0;
+
+err_tx:
+	destroy_workqueue(siw2_tx_wq);
+err_srcu:
+	cleanup_srcu_struct(&siw2_stream_srcu);
+	return -ENOMEM;
 }
 
 /* After the last device: what retired streams remain are freed first. */
 void siw2_stream_uninit(void)
 {
 	srcu_barrier(&siw2_stream_srcu);
+	destroy_workqueue(siw2_fault_wq);
 	destroy_workqueue(siw2_tx_wq);
 	cleanup_srcu_struct(&siw2_stream_srcu);
 }

@@ -740,14 +740,23 @@ static void zc_drop(struct siw2_stream_tx *tx)
 	tx->batch_zc = false;
 }
 
-/* A region changed under a message in progress. */
-static void tx_abort(struct siw2_stream *s)
+/*
+ * A region changed under a message in progress (@err -EACCES), or its
+ * memory could not be read (-EFAULT: nothing mapped there, for an ODP
+ * MR), or a batch could not be built.
+ */
+static void tx_abort(struct siw2_stream *s, int err)
 {
 	struct siw2_stream_tx *tx = &s->tx;
 
 	siw2_batch_reset(tx);
 	tx->busy = false;
 	zc_drop(tx);
+	/* The work request's own memory failed it: a local error. */
+	if (err == -EFAULT && tx->fin == SIW2_FIN_SQE) {
+		sqe_fail(s, IB_WC_LOC_PROT_ERR);
+		return;
+	}
 	local_terminate(s);
 }
 
@@ -794,7 +803,7 @@ static bool tx_round(struct siw2_stream *s)
 			ret = 0;
 		}
 		if (ret) {
-			tx_abort(s);
+			tx_abort(s, ret);
 			return false;
 		}
 	}

@@ -65,6 +65,15 @@ static int query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	/* Lets `rdma link delete` remove a device created by `rdma link add`. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/* On-demand paging MRs (odp.c) for every RC operation. */
+	if (SIW2_ODP) {
+		attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+		attr->odp_caps.general_caps = IB_ODP_SUPPORT;
+		attr->odp_caps.per_transport_caps.rc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+			IB_ODP_SUPPORT_ATOMIC;
+	}
 	return 0;
 }
 
@@ -266,6 +275,7 @@ const struct ib_device_ops siw2_verbs_ops = {
 
 	.get_dma_mr = siw2_mr_get_dma,
 	.reg_user_mr = siw2_mr_reg_user,
+	.advise_mr = siw2_odp_advise_mr,
 	.alloc_mr = siw2_mr_alloc,
 	.map_mr_sg = siw2_mr_map_sg,
 	.dereg_mr = siw2_mr_dereg,
