@@ -96,14 +96,14 @@ provider:
 # minutes of every make check. Suites find them with t_prog (lib.sh).
 GUEST_SRC := $(TOP)/tools/testing/guest/progs
 GUEST_PROGS := uverbs_test limits_test cm_test peer_target uverbs_objects \
-	verbsex_test post_race mw_test
+	verbsex_test post_race mw_test odp_test
 GUEST_SHIMS := perftest_shim.so rping_shim.so
 GUEST_TOOLS := $(addprefix $(BUILD)/guest/,$(GUEST_PROGS) $(GUEST_SHIMS))
 # The installed rdma-core release, for the programs that include siw2.h.
 IBV_RELEASE = $(shell $(MAKE) -s --no-print-directory -C \
 	$(TOP)/userspace/provider print-release)
 GUEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(TOP)/include/uapi
-guest_libs = $(if $(filter cm_test peer_target verbsex_test post_race mw_test,$(1)),-lrdmacm -lpthread) \
+guest_libs = $(if $(filter cm_test peer_target verbsex_test post_race mw_test odp_test,$(1)),-lrdmacm -lpthread) \
 	$(if $(filter uverbs_objects,$(1)),,-libverbs)
 
 guest-tools: $(GUEST_TOOLS)
