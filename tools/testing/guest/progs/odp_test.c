@@ -1025,11 +1025,12 @@ static int srv_big(struct side *s)
 		pages += pages_of(sp);
 	}
 	rss1 = status_kib("VmRSS");
-	bound = (long)(pages * PG / KIB) + 4096;
+	/* loose: an implementation may fault a little around each access */
+	bound = (long)(pages * PG / KIB) + 32768;
 	info(s, "VmRSS %ld kB after the Writes: %+ld kB; the Writes span %llu pages",
 	     rss1, rss1 - rss0, (unsigned long long)pages);
 	check(rss1 - rss0 <= bound,
-	      "the owner's RSS grew by about what was written, not by the GiB (at most the pages written and 4 MiB)",
+	      "the owner's RSS grew by about what was written, not by the GiB (at most the pages written and 32 MiB)",
 	      "grew by %ld kB, bound %ld kB", rss1 - rss0, bound);
 	send_op(s, a, MSG_GO);
 	expect_msg(s, a, MSG_DONE, NULL, "the peer's Reads end");
