@@ -18,8 +18,8 @@
 # in error); ibv_advise_mr's prefetches resident (mincore) and its
 # refusals; a file mapping (ext4 on a RAM disk) larger than the owner's
 # memory cgroup written whole by the peer, its octets in the file after
-# msync, and read back. Terminates are counted
-# as mw.sh does; no siw2 object is left at the end.
+# msync, and read back. Terminates are counted as mw.sh does; no siw2
+# object is left at the end.
 . "$(dirname "$0")/../lib.sh"
 
 tmp=$(mktemp -d)
