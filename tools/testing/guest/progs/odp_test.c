@@ -2116,7 +2116,7 @@ out:
 	return failures ? 1 : 0;
 }
 
-/* ibv_advise_mr of one range, FLUSH unless @async. */
+/* ibv_advise_mr of one range with @flags. */
 static int advise1(struct ibv_pd *pd, enum ibv_advise_mr_advice adv,
 		   uint32_t flags, void *addr, uint32_t len, uint32_t lkey)
 {
