@@ -65,6 +65,12 @@
  *               it in 1 MiB Writes; after msync the owner finds every
  *               octet in the file (pread), and the peer's 1 MiB Reads
  *               bring it all back.
+ *     sendclose the owner posts 8 receives of 64 KiB into an ODP MR never
+ *               touched (LOCAL_WRITE only); the peer's 8 Sends complete
+ *               and it disconnects at once and destroys its QP: all 8
+ *               receives complete with success and the data although
+ *               the FIN comes while the owner faults pages in, then the
+ *               owner sees RDMA_CM_EVENT_DISCONNECTED.
  *
  * Every wait is bounded by -T SEC (default 20): a kernel without ODP
  * fails the registrations at once, and the owner then calls the scenario
@@ -96,6 +102,7 @@
 
 #define MAXC 3			/* connections of one scenario */
 #define NRECV 4			/* control receives per connection */
+#define MAX_RECV 8		/* a QP's receive queue (sendclose: 8) */
 #define MSG_LEN 64		/* one control receive */
 
 /* The owner's and the peer's control memory (pinned, 8 KiB). */
@@ -569,7 +576,7 @@ static int post_data_recv(struct conn *c, uint64_t addr, uint32_t len,
 static int conn_qp(struct side *s, struct conn *c)
 {
 	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 40, .max_recv_wr = NRECV,
+		.cap = { .max_send_wr = 40, .max_recv_wr = MAX_RECV,
 			 .max_send_sge = 2, .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
 	};
@@ -1826,6 +1833,111 @@ static void cli_pressure(struct side *s)
 	send_op(s, a, MSG_DONE);
 }
 
+/* ---- sendclose: Sends, then at once a disconnect ---- */
+
+#define SC_LEN (4 * MIB)
+#define SC_N 8				/* Sends, receives of DLEN */
+#define SC_SLOT(i) ((i) * (SC_LEN / SC_N))	/* receive i, never touched */
+
+static int srv_sendclose(struct side *s)
+{
+	struct conn *a = &s->c[0], *b = &s->c[1];
+	int i, ok = 0, ret = 0, bad = -1;
+	struct rdma_cm_event *ev;
+	size_t d = DLEN;
+	struct ibv_wc wc;
+
+	if (odp_setup(s, SC_LEN, IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE,
+		      "ibv_reg_mr of 4 MiB never touched with IBV_ACCESS_ON_DEMAND | LOCAL_WRITE"))
+		return ABORT;
+	for (i = 0; i < SC_N && !ret; i++)
+		ret = post_data_recv(b, (uintptr_t)s->region + SC_SLOT(i),
+				     DLEN, s->mr->lkey, i);
+	check(!ret, "8 receives of 64 KiB in ODP memory never touched are posted",
+	      "%s", strerror(ret));
+	if (ret)
+		return ABORT;
+	send_op(s, a, MSG_GO);
+	for (i = 0; i < SC_N; i++) {
+		poll_wc(b->rcq, &wc, timeout_s);
+		if (wc.wr_id == WR_DATA + (uint64_t)i &&
+		    wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		    wc.byte_len == DLEN) {
+			ok++;
+			if (d == DLEN) {
+				d = pat_diff(s->region + SC_SLOT(i), i * DLEN,
+					     DLEN, S_P1);
+				bad = d == DLEN ? -1 : i;
+			}
+			continue;
+		}
+		info(s, "receive %d: %s wr_id %llu opcode %d len %u (vendor_err 0x%x)",
+		     i, wc_str(&wc), (unsigned long long)wc.wr_id, wc.opcode,
+		     wc.byte_len, wc.vendor_err);
+		if (wc.wr_id == NO_WC)
+			break;
+	}
+	check(ok == SC_N && d == DLEN,
+	      "every receive completes with success, 64 KiB long, the peer's data in its ODP memory never touched",
+	      "%d of %d succeeded; the first whose data differs: %d, at octet %zu (-1: none)",
+	      ok, SC_N, bad, d);
+	check(ok == SC_N,
+	      "8 of the 8 receives complete with success, though the peer disconnected right after its Sends",
+	      "%d of them (the others logged above)", ok);
+	ev = b->disc ? NULL : get_event(s, RDMA_CM_EVENT_DISCONNECTED, b->id,
+					timeout_s);
+	if (ev)
+		rdma_ack_cm_event(ev);
+	check(b->disc, "the owner gets RDMA_CM_EVENT_DISCONNECTED after the receives",
+	      "none in %d s", timeout_s);
+	send_op(s, a, MSG_DONE);
+	return 0;
+}
+
+static void cli_sendclose(struct side *s)
+{
+	struct conn *a = &s->c[0], *b = &s->c[1];
+	struct ibv_send_wr wr[SC_N], *bad;
+	struct ibv_sge sge[SC_N];
+	struct ibv_wc wc;
+	int i, ok = 0, ret, dret;
+
+	if (!expect_msg(s, a, MSG_GO, NULL,
+			"the owner posted its receives in ODP memory"))
+		return;
+	fill(s->buf + L_SRC, 0, SC_N * DLEN, S_P1);
+	for (i = 0; i < SC_N; i++) {
+		sge[i] = (struct ibv_sge){
+			.addr = (uintptr_t)s->buf + L_SRC + i * DLEN,
+			.length = DLEN, .lkey = s->mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = WR_DATA + i, .sg_list = &sge[i],
+			.num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+			.next = i + 1 < SC_N ? &wr[i + 1] : NULL };
+	}
+	ret = ibv_post_send(b->qp, wr, &bad);
+	for (i = 0; i < SC_N && !ret; i++) {
+		poll_wc(b->scq, &wc, timeout_s);
+		if (wc.wr_id == NO_WC)
+			break;
+		if (wc.wr_id == WR_DATA + (uint64_t)i &&
+		    wc.status == IBV_WC_SUCCESS)
+			ok++;
+		else
+			info(s, "Send %d: %s wr_id %llu", i, wc_str(&wc),
+			     (unsigned long long)wc.wr_id);
+	}
+	/* at once: no message between the completions and the disconnect */
+	dret = rdma_disconnect(b->id) ? errno : 0;
+	conn_free(b);
+	check(ok == SC_N, "8 Sends of 64 KiB back to back complete with success",
+	      "post: %s, %d of %d", strerror(ret), ok, SC_N);
+	check(!dret, "the peer disconnects right after their completions and destroys its QP and id",
+	      "rdma_disconnect: %s", strerror(dret));
+	expect_msg(s, a, MSG_DONE, NULL, "the owner checked its receives");
+}
+
 static const struct scenario scenarios[] = {
 	{ .name = "big", .nconn = 1, .data_conn = -1,
 	  .server = srv_big, .client = cli_big },
@@ -1839,6 +1951,8 @@ static const struct scenario scenarios[] = {
 	  .server = srv_munmaplocal, .client = cli_munmaplocal },
 	{ .name = "pressure", .nconn = 1, .data_conn = -1,
 	  .server = srv_pressure, .client = cli_pressure },
+	{ .name = "sendclose", .nconn = 2, .data_conn = 1,
+	  .server = srv_sendclose, .client = cli_sendclose },
 };
 
 /* ---- the two sides ---- */

@@ -11,15 +11,17 @@
 # IBV_ACCESS_ON_DEMAND (and refused without it), the peer's Writes spread
 # over it seen by the owner and Read back, its RSS grown by what they
 # wrote; Reads, atomics, Sends and receives with ODP memory never touched
-# or filled, at both ends; MADV_DONTNEED under a stream of Writes (later
-# Writes land in the new pages, a dropped range reads zeros); a munmapped
-# hole in a registered region (the peer's Write into it refused with the
-# owner's Terminate, the owner's Send from it and Read into it completed
-# in error); ibv_advise_mr's prefetches resident (mincore) and its
-# refusals; a file mapping (ext4 on a RAM disk) larger than the owner's
-# memory cgroup written whole by the peer, its octets in the file after
-# msync, and read back. Terminates are counted as mw.sh does; no siw2
-# object is left at the end.
+# or filled, at both ends; Sends the peer follows at once with its
+# disconnect, all received into ODP memory never touched (none flushed);
+# MADV_DONTNEED under a stream of Writes (later Writes land in the new
+# pages, a dropped range reads zeros); a munmapped hole in a registered
+# region (the peer's Write into it refused with the owner's Terminate,
+# the owner's Send from it and Read into it completed in error);
+# ibv_advise_mr's prefetches resident (mincore) and its refusals; a file
+# mapping (ext4 on a RAM disk) larger than the owner's memory cgroup
+# written whole by the peer, its octets in the file after msync, and read
+# back. Terminates are counted as mw.sh does; no siw2 object is left at
+# the end.
 . "$(dirname "$0")/../lib.sh"
 
 tmp=$(mktemp -d)
@@ -171,6 +173,7 @@ scenario() {
 
 scenario big 0 120 -T 20
 scenario io 0 120 -T 20
+scenario sendclose 0 120 -T 20
 scenario madvise 0 120 -T 20 -r "$(t_depth 1 3)"
 scenario munmap 1 120 -T 20
 # Local errors: a Read Response the owner cannot place may end in a
