@@ -121,6 +121,9 @@ MODULES = [
     (r'cuda', 'needs CUDA'),
     (r'flow|rss', 'raw packet QPs of Ethernet NICs'),
     (r'fork', 'libibverbs fork support, no device test'),
+    (r'test_odp', 'on-demand paging over RC QPs connected by modify_qp '
+     'with IB/RoCE address vectors, UD and XRC QPs, or implicit ODP (which '
+     'siw2 does not offer); the odp suite covers ODP over the rdma_cm'),
     (r'.', 'traffic between QPs connected by modify_qp with IB/RoCE '
      'address vectors (or UD/XRC); iWARP QPs connect through the rdma_cm'),
 ]
