@@ -143,7 +143,7 @@ check-full:
 	$(TOP)/scripts/check --full
 
 # Two guests, 6.1 and 6.12, joined by a wire (scripts/vm-pair), then the
-# same with their kernels swapped.
+# same with their kernels swapped: the wire suite, then the reboot suite.
 check-hosts:
 	$(TOP)/scripts/check --hosts
 

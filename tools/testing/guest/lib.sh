@@ -154,6 +154,19 @@ t_done() {
 	[ "$T_FAIL" -eq 0 ]
 }
 
+# t_reboot: ends this boot's part of the suite with its summary line, as
+# t_done does, and has tools/testing/guest/run reboot the guest at once,
+# as a power cut would (scripts/vm/reboot; the EXIT trap still runs, so a
+# suite clears it first to leave its state as a crash would). vm-run
+# boots the guest again and the suite runs anew with SIW2_BOOT one
+# higher: it goes on from where SIW2_BOOT says. A suite that reboots runs
+# alone: at the next boot run starts its list over.
+T_REBOOT=222
+t_reboot() {
+	t_done
+	exit "$T_REBOOT"
+}
+
 # t_prog NAME: the path of test program NAME (tools/testing/guest/NAME.c,
 # or NAME.so), built on the host by `make guest-tools`, which vm-run runs
 # before it boots. Fails with a message when it is missing or older than

@@ -55,28 +55,15 @@
 # shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
 
-me=${SIW2_HOST:-}
-A=198.51.100.1
-B=198.51.100.2
-case $me in
-a) mine=$A peer=$B ;;
-b) mine=$B peer=$A ;;
-*)
-	t_skip "the wire suite runs on the hosts of scripts/vm-pair (SIW2_HOST a or b)"
-	t_done
-	exit
-	;;
-esac
+# shellcheck source=../pair.sh
+. "$(dirname "$0")/../pair.sh"
 dev=siw2_w
 port=7700
-SYNC_PORT=7999
 STEP_LIMIT=$(t_depth 120 900)
 N=$(t_depth 50 1000)
 tmp=$(mktemp -d)
 capdir=$(cd "$(dirname "$0")/../capture" && pwd)
 tr=/sys/kernel/tracing
-EXP=/srv/siw2-wire
-MNT=/mnt/siw2-wire
 retries2=$(sysctl -n net.ipv4.tcp_retries2)
 if ! shim=$(t_prog perftest_shim.so); then
 	t_fail "perftest_shim.so is built"
@@ -95,50 +82,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# meet TAG [SECONDS]: both hosts reach this point before either goes on,
-# within SECONDS (default 120). a listens, b connects (and tries again
-# until a listens); each sends TAG and must read the other's, so that
-# two hosts out of step fail at once.
-meet() {
-	timeout "${2:-120}" python3 -S - "$me" "$A" "$SYNC_PORT" "$1" <<'EOF'
-import socket, sys, time
-me, addr, port, tag = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-tag = tag.encode() + b"\n"
-if me == "a":
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind((addr, port))
-    ls.listen(1)
-    s, _ = ls.accept()
-else:
-    while True:
-        try:
-            s = socket.create_connection((addr, port), timeout=5)
-            s.settimeout(None)
-            break
-        except OSError:
-            time.sleep(0.2)
-s.sendall(tag)
-got = s.makefile("rb").readline()
-sys.exit(0 if got == tag else 1)
-EOF
-}
-# must_meet TAG [SECONDS]: meet, or end the suite: hosts out of step
-# would pair the wrong steps for the rest of the run.
-must_meet() {
-	meet "$@" && return 0
-	t_fail "the hosts meet at $1" "no meeting within ${2:-120} s"
-	t_done
-	exit 1
-}
-
 t_log "host $me ($(uname -r)), peer on $SIW2_PEER_KERNEL"
-t_ok "modprobe siw2" modprobe siw2
-modprobe rdma_ucm 2>/dev/null
-ip addr add "$mine/24" dev eth0
-ip link set eth0 up
-t_ok "rdma link add $dev on the wire's NIC" \
-	rdma link add "$dev" type siw2 netdev eth0
+if ! pair_up "$dev"; then
+	t_done
+	exit
+fi
 t_log "eth0 offloads: $(ethtool -k eth0 2>/dev/null |
 	grep -E '^(tcp-segmentation-offload|generic-segmentation-offload|tx-checksumming):' |
 	tr -s ' \n' ' ')"
@@ -146,12 +94,6 @@ t_log "eth0 offloads: $(ethtool -k eth0 2>/dev/null |
 # checksum offload only over a backend that carries the virtio-net
 # header (tap), not over vm-pair's stream netdev. Both NICs are alike.
 nic_tso=$(ethtool -k eth0 2>/dev/null | awk '$1 == "tcp-segmentation-offload:" { print $2 }')
-if ! t_wait "ping -c 1 -W 1 $peer >/dev/null 2>&1" 60; then
-	t_fail "the peer host answers on the wire" "no ping reply from $peer"
-	t_done
-	exit
-fi
-t_pass "the peer host answers on the wire"
 # Host a captures the RDMA connections (ports 7700 to 7799) of the whole
 # run: every one must end with FINs, none with a reset (issue 41). Only
 # the segments that open and close them (SYN, FIN, RST): what tcp_closes
@@ -215,8 +157,6 @@ rping_count() {
 	got=$(grep -Ec '^ping data: rdma-ping-[0-9]+: ' "$out")
 	t_eq "$name: the client completed its $n pings" "$n" "$got"
 }
-
-addr_of() { if [ "$1" = a ]; then echo $A; else echo $B; fi; }
 
 # rping_step WHAT SERVER_HOST COUNT SIZE [NOTE]: a step of rping -V
 # (every octet checked), the server on SERVER_HOST; "WHAT: " heads its
@@ -447,48 +387,6 @@ NFS_NETEM=${WIRE_NFS_NETEM:-$(t_depth 0 1)}
 # Bounds of one copy, clean and over netem's wire, in seconds.
 NFS_LIMIT=300
 NFS_NETEM_LIMIT=1800
-nfs_pids=()
-
-# nfs_start (b): rpcbind and rpc.mountd run in the foreground as this
-# shell's jobs, so that nfs_stop ends them by their ids.
-nfs_start() {
-	mkdir -p "$EXP" /var/lib/nfs/v4recovery &&
-		mount -t tmpfs -o size=$((NFS_MIB * 2 + 64))m tmpfs "$EXP" &&
-		mount -t nfsd nfsd /proc/fs/nfsd &&
-		echo "$EXP 198.51.100.0/24(rw,no_root_squash,insecure,no_subtree_check,fsid=0)" \
-			>/etc/exports || return 1
-	rpcbind -w -f >"$tmp/rpcbind.log" 2>&1 &
-	nfs_pids+=($!)
-	t_listening - 111 || return 1
-	exportfs -ra || return 1
-	rpc.mountd --no-udp -F >"$tmp/mountd.log" 2>&1 &
-	nfs_pids+=($!)
-	rpc.nfsd --no-udp --grace-time 10 --lease-time 10 4 &&
-		echo "rdma 20049" >/proc/fs/nfsd/portlist || return 1
-	# No client has state to reclaim: the grace period ends now, not
-	# in 10 s (the client's first OPEN would wait for it).
-	echo Y >/proc/fs/nfsd/v4_end_grace ||
-		echo "no v4_end_grace: the first OPEN waits for the grace period"
-}
-
-nfs_stop() {
-	rpc.nfsd 0
-	exportfs -ua
-	[ ${#nfs_pids[@]} -eq 0 ] || kill "${nfs_pids[@]}"
-	[ ${#nfs_pids[@]} -eq 0 ] || wait "${nfs_pids[@]}"
-	nfs_pids=()
-	umount /proc/fs/nfsd
-	umount "$EXP"
-}
-
-# Every wait on the mount is bounded: a hard NFS mount whose server is
-# gone blocks its callers for as long as it is gone.
-nfs_mount() {
-	timeout 120 mount -t nfs -o rdma,port=20049,vers=4.2 "$B:/" "$MNT"
-}
-# a remount drops a's cache of the files: what is read next comes from b
-nfs_remount() { timeout 120 umount "$MNT" && nfs_mount; }
-
 # nfs_copy WHAT FILE LIMIT: a writes its file as FILE on the export; b
 # checks the SHA-256 of what it got against a's (a writes that to
 # FILE.sum-a); a reads the file back after a remount, so from the
@@ -580,24 +478,7 @@ if [ "$nfs_ok" = 1 ]; then
 		t_eq "NFS: no NFS mount left on a" "" "$(grep " $MNT " /proc/mounts)"
 	fi
 	must_meet nfs-unmounted
-	if [ "$me" = b ]; then
-		if nfs_stop >"$tmp/nfs.stop" 2>&1; then
-			t_pass "NFS: nfsd stopped"
-		else
-			t_fail "NFS: nfsd stopped" "$(head -c 1000 "$tmp/nfs.stop")"
-		fi
-		if t_wait '! rdma resource show cm_id | grep -q siw2' 30; then
-			t_pass "NFS: no RDMA CM id left on b's siw2 device"
-		else
-			t_fail "NFS: no RDMA CM id left on b's siw2 device" \
-				"$(rdma resource show cm_id 2>&1)"
-		fi
-	fi
-	# shellcheck disable=SC2016 # t_wait evaluates it
-	t_ok "NFS: no siw2 QP or endpoint left on $me" \
-		t_wait '[ "$(obj qp)$(obj cep)$(obj listener)" = 000 ]' 30
-	t_ok "NFS: modprobe -r rpcrdma on $me" modprobe -r rpcrdma
-	t_ok "NFS: every siw2 object released on $me" all_gone
+	nfs_teardown
 	must_meet nfs-end
 fi
 
