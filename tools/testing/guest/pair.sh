@@ -19,14 +19,18 @@ b) mine=$B peer=$A ;;
 	;;
 esac
 SYNC_PORT=7999
+# Where either host runs the debug kernel (KASAN under TCG: boots and
+# steps several times slower), waits on the other host are longer.
+PAIR_SLOW=1
+{ [ "${SIW2_PEER_KERNEL:-}" = debug ] || kasan_kernel; } && PAIR_SLOW=5
 addr_of() { if [ "$1" = a ]; then echo $A; else echo $B; fi; }
 
 # meet TAG [SECONDS]: both hosts reach this point before either goes on,
-# within SECONDS (default 120). a listens, b connects (and tries again
-# until a listens); each sends TAG and must read the other's, so that
-# two hosts out of step fail at once.
+# within SECONDS (default 120, times PAIR_SLOW). a listens, b connects
+# (and tries again until a listens); each sends TAG and must read the
+# other's, so that two hosts out of step fail at once.
 meet() {
-	timeout "${2:-120}" python3 -S - "$me" "$A" "$SYNC_PORT" "$1" <<'EOF'
+	timeout "${2:-$((120 * PAIR_SLOW))}" python3 -S - "$me" "$A" "$SYNC_PORT" "$1" <<'EOF'
 import socket, sys, time
 me, addr, port, tag = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 tag = tag.encode() + b"\n"
@@ -53,7 +57,7 @@ EOF
 # would pair the wrong steps for the rest of the run.
 must_meet() {
 	meet "$@" && return 0
-	t_fail "the hosts meet at $1" "no meeting within ${2:-120} s"
+	t_fail "the hosts meet at $1" "no meeting within ${2:-$((120 * PAIR_SLOW))} s"
 	t_done
 	exit 1
 }
@@ -67,8 +71,10 @@ pair_up() {
 	ip link set eth0 up
 	t_ok "rdma link add $1 on the wire's NIC" \
 		rdma link add "$1" type siw2 netdev eth0
-	if ! t_wait "ping -c 1 -W 1 $peer >/dev/null 2>&1" 60; then
-		t_fail "the peer host answers on the wire" "no ping reply from $peer"
+	local boot=$((60 * PAIR_SLOW))
+	if ! t_wait "ping -c 1 -W 1 $peer >/dev/null 2>&1" "$boot"; then
+		t_fail "the peer host answers on the wire" \
+			"no ping reply from $peer within $boot s"
 		return 1
 	fi
 	t_pass "the peer host answers on the wire"

@@ -29,8 +29,8 @@
 # has the same SHA-256 on b and read back on a after a remount; the same
 # copy again with netem on a's end (1 % loss, 20 ms delay, 5 ms jitter).
 # Unmount, nfsd stopped, rpcrdma unloaded, no siw2 object left on either
-# host. (The issue also asks for the server's host rebooted under the
-# mount: vm-pair cannot reboot one guest, so that is not here.) Last,
+# host. (The server's host rebooted under the mount is the reboot
+# suite's, suites/reboot.sh.) Last,
 # a's link down for longer than TCP's retransmissions last (tcp_retries2
 # lowered on both for that step only): a bidirectional ib_write_bw -R
 # between the hosts ends with an error on both, within a bound; TCP
