@@ -41,6 +41,12 @@
 # single netdev cannot steer each end's receive work to its own vCPU, so
 # --rx-cpu own is refused.
 #
+# topology "hosts": two guests of scripts/vm-pair on their wire, this one
+# (a, 198.51.100.1) the client, b (198.51.100.2) the server. b runs
+# tools/testing/bench/agent, and every server-side command goes there
+# through tools/testing/bench/remote (S_NS and S_REMOTE); each host's NIC,
+# eth0, carries its device. CPU figures are the client host's.
+#
 # NET_S and NET_C are the netdevs the server's and the client's devices
 # sit on (systems.sh's links_add); the same one on the loop path.
 S_ADDR=198.51.100.1
@@ -50,6 +56,12 @@ NET_S=bvs NET_C=bvc
 # The netdev whose received packets prove that traffic takes the path.
 TOPO_RX_DEV=bvs
 S_NS=() C_NS=()
+# The server host's command prefix where it is not this one (hosts), else
+# empty: what both ends need (modules, parameters) runs on both (both),
+# what the server's device needs on the server's host (on_s).
+S_REMOTE=()
+both() { "$@" && { [ ${#S_REMOTE[@]} -eq 0 ] || "${S_REMOTE[@]}" "$@"; }; }
+on_s() { "${S_REMOTE[@]}" "$@"; }
 
 topo_up() {
 	case $1 in
@@ -95,6 +107,22 @@ topo_up() {
 		ip addr add $S_ADDR/24 dev bvl && ip link set bvl up || return 1
 		C_ADDR=$S_ADDR NET_S=bvl NET_C=bvl TOPO_RX_DEV=lo
 		S_NS=() C_NS=()
+		;;
+	hosts)
+		if [ "$RX_CPU" = own ]; then
+			log "topology hosts: each host's receive work is its own already"
+			return 1
+		fi
+		# shellcheck disable=SC2034 # NET_S, NET_C: read by systems.sh
+		S_ADDR=198.51.100.2 C_ADDR=198.51.100.1 NET_S=eth0 NET_C=eth0 TOPO_RX_DEV=eth0
+		S_REMOTE=("${BASH_SOURCE[0]%/*}/remote") S_NS=("${S_REMOTE[@]}") C_NS=()
+		ip addr add $C_ADDR/24 dev eth0 && ip link set eth0 up || return 1
+		local tries=600
+		until "${S_REMOTE[@]}" true 2>/dev/null; do
+			tries=$((tries - 1))
+			[ "$tries" -gt 0 ] || { log "topology hosts: no agent on b"; return 1; }
+			sleep 1
+		done
 		;;
 	*)
 		return 1
@@ -164,8 +192,15 @@ topo_down() {
 		# shellcheck disable=SC2034 # NET_S, NET_C: read by systems.sh
 		C_ADDR=198.51.100.2 NET_S=bvs NET_C=bvc TOPO_RX_DEV=bvs
 		;;
+	hosts)
+		# the agent on b ends; then this host's address goes
+		"${S_REMOTE[@]}" __quit__ >/dev/null 2>&1
+		ip addr flush dev eth0 2>/dev/null
+		# shellcheck disable=SC2034 # NET_S, NET_C: read by systems.sh
+		S_ADDR=198.51.100.1 C_ADDR=198.51.100.2 NET_S=bvs NET_C=bvc TOPO_RX_DEV=bvs
+		;;
 	esac
-	S_NS=() C_NS=()
+	S_NS=() C_NS=() S_REMOTE=()
 }
 
 # --- logging and results ----------------------------------------------------

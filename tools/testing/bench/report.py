@@ -337,11 +337,11 @@ CRC_NOTE = ("Each column names its system's CRC setting: siw2's module "
             "both sides, \"defaults\" each side with its default.")
 
 
-def sections(bw_sizes, lat_sizes, qps):
+def sections(bw_sizes, lat_sizes, qps, topology=None):
     """The tables of a run, or of a matrix's runs: per section its title,
     unit, note, the names of its label columns, whether it runs in each
     system's first CRC mode alone, and its rows (label, test, size,
-    metric)."""
+    metric). topology: the one run's path, None for a matrix."""
     out = []
 
     def section(key, title, unit, note, first, rows, first_only=False):
@@ -366,8 +366,15 @@ def sections(bw_sizes, lat_sizes, qps):
                                   ("lat_p99_us", "99%"))])
     section("bw", "CPU cost", "guest CPU seconds (system + softirq) per GiB "
             "moved, lower is better",
-            "Both ends run in the guest, so this is the cost of sending "
-            "and receiving; from /proc/stat around each bandwidth run "
+            ("On the hosts path only the client's host is counted: "
+             "the cost of one end, mostly sending (and receiving Read "
+             "Responses); " if topology == "hosts" else
+             "Where both ends run in one guest (not on the hosts path, "
+             "where only the client's host counts) this is the cost of "
+             "sending and receiving; " if topology is None else
+             "Both ends run in the guest, so this is the cost of sending "
+             "and receiving; ") +
+            "from /proc/stat around each bandwidth run "
             "(connection setup included). perftest's polling is user time "
             "and not counted.", ["test", "size"],
             [([test, size_name(size)], test, size, "cpu_s_per_gib")
@@ -408,7 +415,8 @@ def build_tables(res):
     tables = []
     for sec in sections(sizes_of(res, "bw_sizes", [64, 4096, 65536, 1048576]),
                         sizes_of(res, "lat_sizes", [64, 4096]),
-                        int(res.meta.get("qps", 1000))):
+                        int(res.meta.get("qps", 1000)),
+                        res.meta.get("topology")):
         t = Table(res, sec["title"], sec["unit"], sec["note"],
                   sec["first_only"])
         for label, test, size, metric in sec["rows"]:
@@ -1050,7 +1058,9 @@ def matrix_markdown(plan, combos, runs, heads, tgts):
             "them. Paths: local (a veth pair between two addresses in one "
             "namespace), loop (one address on a dummy netdev, client and "
             "server on one device, through the loopback), netns (two "
-            "namespaces; siw2 and tcp only).", "",
+            "namespaces; siw2 and tcp only), hosts (two guests of "
+            "scripts/vm-pair on one kernel, one vCPU each, joined by "
+            "virtio-net; the server on one, the client on the other).", "",
             "| kernel | path | guest kernel | results | guest time (s) | "
             "host load at start | runs without a figure |",
             "|---|---|---|---|---|---|---|"]

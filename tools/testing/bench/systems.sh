@@ -98,14 +98,33 @@ link_add() {
 
 link_del() { rdma link delete "$1" 2>/dev/null; }
 
+# unload MODULE [rmmod]: modprobe -r (rmmod for a module out of the
+# kernel's tree), tried for up to 10 s (closing is deferred work); fails
+# if MODULE stays loaded.
+unload() {
+	local tries=50 how=(modprobe -r)
+	[ "${2:-}" = rmmod ] && how=(rmmod)
+	while grep -q "^$1 " /proc/modules && ! "${how[@]}" "$1" 2>/dev/null &&
+		[ "$tries" -gt 0 ]; do
+		sleep 0.2
+		tries=$((tries - 1))
+	done
+	! grep -q "^$1 " /proc/modules
+}
+
+# write_to FILE VALUE: for both and on_s, which run commands, not
+# redirections.
+write_to() { echo "$2" >"$1"; }
+
 # links_add TYPE NAME_S NAME_C: the server's device NAME_S on NET_S and the
 # client's NAME_C on NET_C (lib.sh); sets DEV_S and DEV_C. Where both ends
 # share a netdev (the loop path), NAME_S is both ends' device and NAME_C is
-# not made (siw and rxe refuse a second device on a netdev).
+# not made (siw and rxe refuse a second device on a netdev). On the hosts
+# path each host has its own NIC, named alike.
 links_add() {
 	DEV_S=$2 DEV_C=$3
 	link_add "$DEV_S" "$1" "$NET_S" s || return 1
-	if [ "$NET_C" = "$NET_S" ]; then
+	if [ "$NET_C" = "$NET_S" ] && [ ${#S_REMOTE[@]} -eq 0 ]; then
 		DEV_C=$DEV_S
 		return 0
 	fi
@@ -128,12 +147,16 @@ wait_port_active() {
 
 # siw2_setup CRC [KNOB=VALUE...] [mod:PARAM=VALUE...] [ko:base]
 siw2_setup() {
-	local crc=$1 kv knob val dev
+	local crc=$1 kv knob val
 	shift
-	modprobe siw2 || return 1
+	both modprobe siw2 || return 1
 	# ko:base: SIW2_BASE_KO instead, once modprobe has loaded what siw2
 	# needs.
 	if [[ " $* " = *" ko:base "* ]]; then
+		if [ ${#S_REMOTE[@]} -ne 0 ]; then
+			echo "bench: no base commit on the hosts path (b does not see the results directory)" >&2
+			return 1
+		fi
 		if [ ! -r "${SIW2_BASE_KO:-}" ]; then
 			echo "bench: no siw2.ko of a base commit ('${SIW2_BASE_KO:-}'; scripts/bench --base REF)" >&2
 			return 1
@@ -141,8 +164,8 @@ siw2_setup() {
 		rmmod siw2 && insmod "$SIW2_BASE_KO" || return 1
 	fi
 	case $crc in
-	on) siw2_set mpa_crc Y ;;
-	off) siw2_set mpa_crc N ;;
+	on) both siw2_set mpa_crc Y ;;
+	off) both siw2_set mpa_crc N ;;
 	esac || return 1
 	# Module parameters (siw2_teardown unloads the module, which resets
 	# them).
@@ -153,7 +176,7 @@ siw2_setup() {
 			echo "bench: siw2 has no parameter $knob" >&2
 			return 1
 		fi
-		echo "$val" >"/sys/module/siw2/parameters/$knob" || return 1
+		both write_to "/sys/module/siw2/parameters/$knob" "$val" || return 1
 	done
 	LISTEN_TCP=1
 	links_add siw2 siw2_bs siw2_bc || return 1
@@ -162,29 +185,23 @@ siw2_setup() {
 	for kv in "$@"; do
 		[[ $kv = mod:* || $kv = ko:* ]] && continue
 		knob=${kv%%=*} val=${kv#*=}
-		for dev in "$DEV_S" "$DEV_C"; do
-			if [ ! -e "/sys/class/infiniband/$dev/siw2/$knob" ]; then
-				echo "bench: siw2 has no knob $knob (/sys/class/infiniband/$dev/siw2/$knob)" >&2
-				return 1
-			fi
-			echo "$val" >"/sys/class/infiniband/$dev/siw2/$knob" || return 1
-		done
+		if [ ! -e "/sys/class/infiniband/$DEV_C/siw2/$knob" ]; then
+			echo "bench: siw2 has no knob $knob (/sys/class/infiniband/$DEV_C/siw2/$knob)" >&2
+			return 1
+		fi
+		on_s write_to "/sys/class/infiniband/$DEV_S/siw2/$knob" "$val" &&
+			write_to "/sys/class/infiniband/$DEV_C/siw2/$knob" "$val" || return 1
 	done
-	wait_port_active "$DEV_S" && wait_port_active "$DEV_C"
+	on_s wait_port_active "$DEV_S" && wait_port_active "$DEV_C"
 }
 
 siw2_teardown() {
-	link_del siw2_bs
+	on_s link_del siw2_bs
 	link_del siw2_bc
 	[ -w /sys/module/siw2/parameters/mpa_crc ] &&
-		siw2_set mpa_crc Y
-	# Closing is deferred work: give it a moment before the unload.
-	local tries=50
-	while ! modprobe -r siw2 2>/dev/null && [ "$tries" -gt 0 ]; do
-		sleep 0.2
-		tries=$((tries - 1))
-	done
-	! grep -q '^siw2 ' /proc/modules
+		both siw2_set mpa_crc Y
+	# Closing is deferred work: unload waits for it.
+	both unload siw2
 }
 
 # --- upstream siw --------------------------------------------------------------
@@ -201,42 +218,36 @@ siw_setup() {
 		echo "bench: no upstream siw.ko for CRC $1 ('$ko'; scripts/upstream-siw builds it)" >&2
 		return 1
 	fi
-	grep -q '^siw ' /proc/modules && rmmod siw
-	modprobe ib_core && modprobe libcrc32c && insmod "$ko" || return 1
+	both siw_load "$ko" || return 1
 	LISTEN_TCP=1
 	links_add siw siw_bs siw_bc || return 1
-	wait_port_active "$DEV_S" && wait_port_active "$DEV_C"
+	on_s wait_port_active "$DEV_S" && wait_port_active "$DEV_C"
+}
+
+# siw_load KO: upstream siw's module KO in place of any siw loaded.
+siw_load() {
+	grep -q '^siw ' /proc/modules && rmmod siw
+	modprobe ib_core && modprobe libcrc32c && insmod "$1"
 }
 
 siw_teardown() {
-	link_del siw_bs
+	on_s link_del siw_bs
 	link_del siw_bc
-	local tries=50
-	while grep -q '^siw ' /proc/modules && ! rmmod siw 2>/dev/null &&
-		[ "$tries" -gt 0 ]; do
-		sleep 0.2
-		tries=$((tries - 1))
-	done
-	! grep -q '^siw ' /proc/modules
+	both unload siw rmmod
 }
 
 # --- rxe -----------------------------------------------------------------------
 
 rxe_setup() {
-	modprobe rdma_rxe || return 1
+	both modprobe rdma_rxe || return 1
 	# shellcheck disable=SC2034 # LISTEN_TCP: read by lib.sh's listening()
 	LISTEN_TCP=0
 	links_add rxe rxe_bs rxe_bc || return 1
-	wait_port_active "$DEV_S" && wait_port_active "$DEV_C"
+	on_s wait_port_active "$DEV_S" && wait_port_active "$DEV_C"
 }
 
 rxe_teardown() {
-	link_del rxe_bs
+	on_s link_del rxe_bs
 	link_del rxe_bc
-	local tries=50
-	while ! modprobe -r rdma_rxe 2>/dev/null && [ "$tries" -gt 0 ]; do
-		sleep 0.2
-		tries=$((tries - 1))
-	done
-	! grep -q '^rdma_rxe ' /proc/modules
+	both unload rdma_rxe
 }
