@@ -129,6 +129,7 @@ topo_up() {
 		;;
 	esac
 	topo_rx_cpu || return 1
+	topo_set_mtu || return 1
 	# The path works: ARP resolved and a TCP connection through it.
 	topo_check
 }
@@ -148,6 +149,19 @@ topo_rx_cpu() {
 		return 1
 	fi
 }
+
+# BENCH_MTU (run's --mtu): the MTU of the path's netdevs, both ends'.
+BENCH_MTU=
+topo_set_mtu() {
+	[ -n "$BENCH_MTU" ] || return 0
+	if ! "${S_NS[@]}" ip link set "$NET_S" mtu "$BENCH_MTU" ||
+		! "${C_NS[@]}" ip link set "$NET_C" mtu "$BENCH_MTU"; then
+		log "topology: cannot set MTU $BENCH_MTU"
+		return 1
+	fi
+}
+# topo_mtu: the client's netdev's MTU, as the run used it.
+topo_mtu() { "${C_NS[@]}" cat "/sys/class/net/$NET_C/mtu" 2>/dev/null; }
 
 # Proves that traffic from C_ADDR to S_ADDR takes the path: crosses the
 # veth pair, or the loopback on the loop path.

@@ -773,11 +773,12 @@ def markdown(res, tables, tgts, have_chart):
     m = res.meta
     out = ["# siw2 benchmark", ""]
     out.append("Run %s, guest kernel %s, %s CPUs, %s MiB, %s; topology %s, "
-               "receive work on the %s vCPU; "
+               "MTU %s, receive work on the %s vCPU; "
                "%s repetition(s)%s; guest time %s s." % (
                    m.get("date", "?"), m.get("kernel", "?"), m.get("cpus", "?"),
                    int(m.get("mem_kib", 0)) // 1024, res.host.get("accel", "qemu"),
-                   m.get("topology", "?"), m.get("rx_cpu", "sender"),
+                   m.get("topology", "?"), m.get("mtu") or "?",
+                   m.get("rx_cpu", "sender"),
                    m.get("reps", "?"),
                    " (quick mode)" if m.get("quick") else "",
                    res.done.get("guest_seconds", "?")))
