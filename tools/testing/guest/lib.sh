@@ -221,24 +221,37 @@ ns_pair() {
 	ip -n "$4" link set "$5" up
 }
 
-# tcp_closes PCAP: "CONNECTIONS FINS RESETS" of a capture, in one pass
-# of tshark (seconds to start under TCG): the TCP connections that were
-# established (a SYN-ACK seen), the halves of those that sent a FIN, and
-# the halves that sent a reset. Retransmitted or duplicated segments count
-# once; a reset refusing a SYN (no listener yet) is no connection's.
+# tcp_closes PCAP [late]: "CONNECTIONS FINS RESETS LATE" of a capture, in
+# one pass of tshark (seconds to start under TCG): the TCP connections
+# that were established (a SYN-ACK seen), the halves of those that sent
+# a FIN, the halves that sent a reset before a FIN of their own or
+# without one, and the halves that sent a reset only after their FIN:
+# the answer to a segment that arrived once the connection was closed,
+# which a wire that reorders or duplicates makes TCP send (a spurious
+# retransmission reaching a socket that is gone). Retransmitted or
+# duplicated segments count once; a reset refusing a SYN (no listener
+# yet) is no connection's. With "late", instead one line per half of
+# the last kind: "SRC:PORT DSTPORT".
 tcp_closes() {
 	tshark -r "$1" -T fields -e tcp.stream -e ip.src -e tcp.srcport \
 		-e tcp.flags.syn -e tcp.flags.ack -e tcp.flags.fin \
-		-e tcp.flags.reset 2>/dev/null | tr -d '\r' |
-		awk 'function on(x) { return x == "1" || x == "True" }
+		-e tcp.flags.reset -e tcp.dstport 2>/dev/null | tr -d '\r' |
+		awk -v list="${2:-}" 'function on(x) { return x == "1" || x == "True" }
 		     { h = $1 " " $2 ":" $3
 		       if (on($4) && on($5)) est[$1] = 1
 		       if (on($6)) fin[h] = $1
-		       if (on($7)) rst[h] = $1 }
-		     END { for (k in est) c++
+		       if (on($7) && (h in fin)) { late[h] = $1; dport[h] = $8 }
+		       else if (on($7)) rst[h] = $1 }
+		     END { for (k in late) if (k in rst) delete late[k]
+		           if (list == "late") {
+		               for (k in late) if (late[k] in est) {
+		                   split(k, p, " "); print p[2], dport[k] }
+		               exit }
+		           for (k in est) c++
 		           for (k in fin) if (fin[k] in est) n++
 		           for (k in rst) if (rst[k] in est) r++
-		           print c + 0, n + 0, r + 0 }'
+		           for (k in late) if (late[k] in est) l++
+		           print c + 0, n + 0, r + 0, l + 0 }'
 }
 
 # What /sys/kernel/debug/siw2/objects shows when nothing is alive.

@@ -95,7 +95,8 @@ t_log "eth0 offloads: $(ethtool -k eth0 2>/dev/null |
 # header (tap), not over vm-pair's stream netdev. Both NICs are alike.
 nic_tso=$(ethtool -k eth0 2>/dev/null | awk '$1 == "tcp-segmentation-offload:" { print $2 }')
 # Host a captures the RDMA connections (ports 7700 to 7799) of the whole
-# run: every one must end with FINs, none with a reset (issue 41). Only
+# run: every one must end with FINs, none with a reset (issue 41; but
+# see the hard wire's late resets where they are counted). Only
 # the segments that open and close them (SYN, FIN, RST): what tcp_closes
 # counts, a capture tshark reads in seconds, not minutes, under TCG.
 cpid=
@@ -354,8 +355,20 @@ if [ -n "$cpid" ]; then
 	sleep 1
 	kill -INT "$cpid" 2>/dev/null
 	wait "$cpid"
-	read -r conns fin rst < <(tcp_closes "$tmp/wire.pcapng")
-	t_log "the wire: $conns connections, $fin halves ended with a FIN, $rst with a reset"
+	read -r conns fin rst late < <(tcp_closes "$tmp/wire.pcapng")
+	t_log "the wire: $conns connections, $fin halves ended with a FIN, $rst with a reset before it, $late with one after it"
+	# A reset after its half's FIN answers a segment that arrived once
+	# the connection was closed: on the hard wire's reordering and
+	# duplication TCP's own late segments do that (one half of 33
+	# connections, in two full runs of this suite), and it is logged;
+	# anywhere else it counts.
+	while read -r half dport; do
+		step=$(awk -v a="${half##*:}" -v b="$dport" '$1 == a || $1 == b' "$tmp/ports")
+		case ${step#* } in
+		"hard wire, "*) t_log "the wire: a late reset from $half, step: ${step#* }" ;;
+		*) rst=$((rst + 1)) ;;
+		esac
+	done < <(tcp_closes "$tmp/wire.pcapng" late)
 	if [ "$rst" = 0 ]; then
 		t_pass "no TCP reset on the wire after clean rping and perftest runs"
 	else
