@@ -61,6 +61,15 @@ S_NS=() C_NS=()
 # what the server's device needs on the server's host (on_s).
 S_REMOTE=()
 both() { "$@" && { [ ${#S_REMOTE[@]} -eq 0 ] || "${S_REMOTE[@]}" "$@"; }; }
+# both_all: the same on each host whatever the other's did, for undoing
+# (a module left loaded on b would keep its parameters for the next
+# system); fails if either did.
+both_all() {
+	local st=0
+	"$@" || st=1
+	if [ ${#S_REMOTE[@]} -ne 0 ]; then "${S_REMOTE[@]}" "$@" || st=1; fi
+	return $st
+}
 on_s() { "${S_REMOTE[@]}" "$@"; }
 
 topo_up() {
@@ -151,17 +160,26 @@ topo_rx_cpu() {
 }
 
 # BENCH_MTU (run's --mtu): the MTU of the path's netdevs, both ends'.
+# Not on the loop path, whose packets take lo, not the dummy.
 BENCH_MTU=
 topo_set_mtu() {
 	[ -n "$BENCH_MTU" ] || return 0
+	if [ "$TOPO_RX_DEV" = lo ]; then
+		log "topology loop: --mtu does not apply (its packets take lo)"
+		return 1
+	fi
 	if ! "${S_NS[@]}" ip link set "$NET_S" mtu "$BENCH_MTU" ||
 		! "${C_NS[@]}" ip link set "$NET_C" mtu "$BENCH_MTU"; then
 		log "topology: cannot set MTU $BENCH_MTU"
 		return 1
 	fi
 }
-# topo_mtu: the client's netdev's MTU, as the run used it.
-topo_mtu() { "${C_NS[@]}" cat "/sys/class/net/$NET_C/mtu" 2>/dev/null; }
+# topo_mtu: the MTU the client's packets take, as the run used it.
+topo_mtu() {
+	local d=$NET_C
+	[ "$TOPO_RX_DEV" = lo ] && d=lo
+	"${C_NS[@]}" cat "/sys/class/net/$d/mtu" 2>/dev/null
+}
 
 # Proves that traffic from C_ADDR to S_ADDR takes the path: crosses the
 # veth pair, or the loopback on the loop path.
@@ -207,8 +225,9 @@ topo_down() {
 		C_ADDR=198.51.100.2 NET_S=bvs NET_C=bvc TOPO_RX_DEV=bvs
 		;;
 	hosts)
-		# the agent on b ends; then this host's address goes
-		"${S_REMOTE[@]}" __quit__ >/dev/null 2>&1
+		# the agent on b ends (even if topo_up did not get that far);
+		# then this host's address goes
+		"${BASH_SOURCE[0]%/*}/remote" __quit__ >/dev/null 2>&1
 		ip addr flush dev eth0 2>/dev/null
 		# shellcheck disable=SC2034 # NET_S, NET_C: read by systems.sh
 		S_ADDR=198.51.100.1 C_ADDR=198.51.100.2 NET_S=bvs NET_C=bvc TOPO_RX_DEV=bvs

@@ -387,7 +387,8 @@ def sections(bw_sizes, lat_sizes, qps, topology=None):
             "Memory per idle connected QP: what the guest's Slab, "
             "VmallocUsed, PageTables, KernelStack, Percpu and AnonPages "
             "(/proc/meminfo) grew by between %d and %d connections, "
-            "divided by the QPs of both ends (TCP: per socket); the drop "
+            "divided by the QPs of the ends it holds (both; on the hosts "
+            "path the client's; TCP: per socket); the drop "
             "of MemFree, page cache included, for comparison."
             % (qps, qps, qps // 10, qps), ["figure"],
             [([name], "qp_scale", qps, metric) for metric, name in (

@@ -199,9 +199,9 @@ siw2_teardown() {
 	on_s link_del siw2_bs
 	link_del siw2_bc
 	[ -w /sys/module/siw2/parameters/mpa_crc ] &&
-		both siw2_set mpa_crc Y
+		both_all siw2_set mpa_crc Y
 	# Closing is deferred work: unload waits for it.
-	both unload siw2
+	both_all unload siw2
 }
 
 # --- upstream siw --------------------------------------------------------------
@@ -233,7 +233,7 @@ siw_load() {
 siw_teardown() {
 	on_s link_del siw_bs
 	link_del siw_bc
-	both unload siw rmmod
+	both_all unload siw rmmod
 }
 
 # --- rxe -----------------------------------------------------------------------
@@ -249,5 +249,5 @@ rxe_setup() {
 rxe_teardown() {
 	on_s link_del rxe_bs
 	link_del rxe_bc
-	both unload rdma_rxe
+	both_all unload rdma_rxe
 }
