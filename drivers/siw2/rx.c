@@ -1346,21 +1346,34 @@ void siw2_rx_init(struct siw2_stream *s)
  * is then read and dropped, as it would have been without the pause, so
  * that the close does not find unread data (which would make TCP reset
  * the connection). What the work held goes in siw2_rx_release().
+ *
+ * Whether the stream is paused is read under the socket lock only: the
+ * fault work clears the flag under it and may set it again before it
+ * lets go, so a look without the lock may see the stream running while
+ * the work is about to queue itself once more, and its FPDUs would be
+ * dropped with the cancelled work.
  */
 void siw2_rx_stop(struct siw2_stream *s)
 {
 	struct siw2_stream_rx *rx = &s->rx;
 	struct sock *sk = s->sock->sk;
+	bool finish;
 
-	while (READ_ONCE(rx->paused) && !rx_stopped(s) &&
-	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
+	do {
+		/* The work that pausing queued is done, ... */
 		flush_work(&rx->fault_work);
+		lock_sock(sk);
+		/* ... so a stream paused again has queued it again. */
+		finish = rx->paused && !rx_stopped(s) &&
+			 (sk->sk_shutdown & RCV_SHUTDOWN);
+		release_sock(sk);
+	} while (finish);
 	cancel_work_sync(&rx->fault_work);
-	if (!rx->paused)
-		return;
 	lock_sock(sk);
-	rx_enter(rx, SIW2_RX_DEAD);
-	rx->paused = false;
-	siw2_rx_data_ready(s);
+	if (rx->paused) {
+		rx_enter(rx, SIW2_RX_DEAD);
+		rx->paused = false;
+		siw2_rx_data_ready(s);
+	}
 	release_sock(sk);
 }
