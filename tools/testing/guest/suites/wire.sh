@@ -7,13 +7,13 @@
 # device on each NIC. Both directions, CRC on and off: rping -V (every
 # octet checked) and ib_write_bw, ib_read_bw, ib_send_bw -R at 64 B and
 # 1 MiB. The virtio NIC is a real driver, and each end's receive work
-# runs on its own host, unlike the veth of the one-guest suites; over
-# vm-pair's stream netdev, though, qemu gives it no TSO, GSO or checksum
-# offload (they need the virtio-net header a tap backend carries): it
-# sends frames of the MTU and checksums in software (the suite logs the
-# offloads first). Then the wire made hard with netem on a's end (loss,
-# delay with jitter, reordering, duplication), MTUs 9000 and 1280, a's
-# offloads off, each under rping -V. An rping -V of 65000 B x10 with a's
+# runs on its own host, unlike the veth of the one-guest suites. Over
+# vm-pair --tap (make check, make check-hosts) qemu gives it TSO, GSO and
+# checksum offloads; over vm-pair's stream netdev it has none (they need
+# the virtio-net header a tap carries) and sends frames of the MTU (the
+# suite logs the offloads first). Then the wire made hard with netem on
+# a's end (loss, delay with jitter, reordering, duplication), MTUs 9000
+# and 1280, a's offloads off, each under rping -V. An rping -V of 65000 B x10 with a's
 # offloads off is captured in full on a and walked FPDU by FPDU
 # (capture/fpdu_walk.py --check-crc): boundaries and every MPA CRC good,
 # no frame a sent above the MTU; the same with the offloads on again and
@@ -51,7 +51,7 @@
 # server, then both meet, then the client runs. Each host checks its own
 # side; a step's verdict is the client's.
 #
-#   scripts/vm-pair -- env T_DEPTH=quick tools/testing/guest/run wire
+#   scripts/vm-pair --tap -- env T_DEPTH=quick tools/testing/guest/run wire
 # shellcheck source=../lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/../lib.sh"
 
@@ -92,7 +92,8 @@ t_log "eth0 offloads: $(ethtool -k eth0 2>/dev/null |
 	tr -s ' \n' ' ')"
 # Whether the NIC segments at all: qemu's virtio-net offers TSO and
 # checksum offload only over a backend that carries the virtio-net
-# header (tap), not over vm-pair's stream netdev. Both NICs are alike.
+# header (vm-pair --tap), not over vm-pair's stream netdev. Both NICs
+# are alike.
 nic_tso=$(ethtool -k eth0 2>/dev/null | awk '$1 == "tcp-segmentation-offload:" { print $2 }')
 # Host a captures the RDMA connections (ports 7700 to 7799) of the whole
 # run: every one must end with FINs, none with a reset (issue 41; but
