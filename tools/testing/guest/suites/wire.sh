@@ -27,7 +27,8 @@
 # Then NFSv4.2 over RDMA across the hosts: nfsd on b exports a tmpfs
 # with an RDMA listener, a mounts it with -o rdma; a file written from a
 # has the same SHA-256 on b and read back on a after a remount; the same
-# copy again with netem on a's end (1 % loss, 20 ms delay, 5 ms jitter).
+# copy again over each hard wire of the rpings, netem on a's end (1 %
+# loss; 20 ms delay, 5 ms jitter; reordering; duplication).
 # Unmount, nfsd stopped, rpcrdma unloaded, no siw2 object left on either
 # host. (The server's host rebooted under the mount is the reboot
 # suite's, suites/reboot.sh.) Last,
@@ -39,12 +40,12 @@
 # siw2 object left; the link up again, a new rping -V passes.
 #
 # Depth (T_DEPTH): quick, what make check runs, does all of it but the
-# netem NFS copy, with 50 rping round trips, 200 perftest iterations (20
-# at 1 MiB) and a 64 MiB NFS file; full (make check-hosts, or a run by
-# hand) 1000, 1000 (100), 256 MiB and the netem NFS copy. The captured
-# rpings are 10 round trips at both, the one after the link down 20.
-# WIRE_NFS_MIB (the file's MiB) and WIRE_NFS_NETEM (1 or 0: the netem
-# copy or not) override the depth's.
+# netem NFS copies, with 50 rping round trips, 200 perftest iterations
+# (20 at 1 MiB) and a 64 MiB NFS file; full (make check-hosts, or a run
+# by hand) 1000, 1000 (100), 256 MiB and the netem NFS copies. The
+# captured rpings are 10 round trips at both, the one after the link
+# down 20. WIRE_NFS_MIB (the file's MiB) and WIRE_NFS_NETEM (1 or 0: the
+# netem copies or not) override the depth's.
 #
 # The two run the same steps in the same order and meet at each step
 # (meet below, over the wire): the server side of a step starts its
@@ -226,12 +227,18 @@ hard() {
 	[ "$me" = a ] && tc qdisc del dev eth0 root 2>/dev/null
 	must_meet "hard-$what-end"
 }
+# The hard wires: "WHAT|NETEM ARGUMENTS", for the rpings here and the
+# NFS copies further on.
+HARD=("1 % loss|loss 1%"
+	"20 ms delay, 5 ms jitter|delay 20ms 5ms"
+	"reordering|delay 10ms reorder 25% 50%"
+	"duplication|duplicate 1%")
 # Only a needs netem; b runs the same steps whatever a found.
 [ "$me" = a ] && { modprobe sch_netem || t_fail "sch_netem loads on a"; }
-hard "1 % loss" loss 1%
-hard "20 ms delay, 5 ms jitter" delay 20ms 5ms
-hard "reordering" delay 10ms reorder 25% 50%
-hard "duplication" duplicate 1%
+for h in "${HARD[@]}"; do
+	# shellcheck disable=SC2086 # netem's arguments
+	hard "${h%%|*}" ${h#*|}
+done
 
 # --- MTUs, on both ends; then a's offloads off (TSO, GSO, checksums)
 for mtu in 9000 1280; do
@@ -479,14 +486,19 @@ if [ "$nfs_ok" = 1 ]; then
 			'vers=4\.2,.*proto=rdma,.*port=20049' "$(grep " $MNT " /proc/mounts)"
 	fi
 	nfs_copy NFS nfs-clean "$NFS_LIMIT"
-	if [ "$NFS_NETEM" = 1 ]; then
+	# One copy over each hard wire of the rpings, one after the other.
+	n=0
+	for h in "${HARD[@]}"; do
+		[ "$NFS_NETEM" = 1 ] || break
+		n=$((n + 1))
 		if [ "$me" = a ]; then
-			t_ok "NFS, hard wire: netem loss 1% delay 20ms 5ms on a" \
-				tc qdisc replace dev eth0 root netem loss 1% delay 20ms 5ms
+			# shellcheck disable=SC2086 # netem's arguments
+			t_ok "NFS, hard wire, ${h%%|*}: netem ${h#*|} on a" \
+				tc qdisc replace dev eth0 root netem ${h#*|}
 		fi
-		nfs_copy "NFS, hard wire" nfs-netem "$NFS_NETEM_LIMIT"
+		nfs_copy "NFS, hard wire, ${h%%|*}" "nfs-netem$n" "$NFS_NETEM_LIMIT"
 		[ "$me" = a ] && tc qdisc del dev eth0 root 2>/dev/null
-	fi
+	done
 	if [ "$me" = a ]; then
 		t_ok "NFS: umount on a" timeout 120 umount "$MNT"
 		t_eq "NFS: no NFS mount left on a" "" "$(grep " $MNT " /proc/mounts)"
