@@ -1062,7 +1062,9 @@ def matrix_markdown(plan, combos, runs, heads, tgts):
             "server on one device, through the loopback), netns (two "
             "namespaces; siw2 and tcp only), hosts (two guests of "
             "scripts/vm-pair on one kernel, one vCPU each, joined by "
-            "virtio-net; the server on one, the client on the other).", "",
+            "virtio-net over a TCP stream, without offloads, or with "
+            "--tap over taps, with TSO, GSO and checksum offloads; the "
+            "server on one, the client on the other).", "",
             "| kernel | path | guest kernel | results | guest time (s) | "
             "host load at start | runs without a figure |",
             "|---|---|---|---|---|---|---|"]
