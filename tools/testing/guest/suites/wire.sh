@@ -13,12 +13,12 @@
 # the virtio-net header a tap carries) and sends frames of the MTU (the
 # suite logs the offloads first). Then the wire made hard with netem on
 # a's end (loss, delay with jitter, reordering, duplication), MTUs 9000
-# and 1280, a's offloads off, each under rping -V. An rping -V of 65000 B x10 with a's
-# offloads off is captured in full on a and walked FPDU by FPDU
-# (capture/fpdu_walk.py --check-crc): boundaries and every MPA CRC good,
-# no frame a sent above the MTU; the same with the offloads on again and
-# frames above the MTU, where the NIC has them (skipped, with the
-# reason, where it has not). Then upstream siw of b's kernel on b
+# and 1280, a's offloads off, each under rping -V. An rping -V of 65000
+# B x10 with a's offloads off is captured in full on a and walked FPDU
+# by FPDU (capture/fpdu_walk.py --check-crc): boundaries and every MPA
+# CRC good, no frame a sent above the MTU; the same with the offloads
+# on again and frames above the MTU, where the NIC has them (skipped,
+# with the reason, where it has not). Then upstream siw of b's kernel on b
 # against siw2 on a, both directions, rping -V and the three perftest
 # tools. Host a captures the connections of every step up to there but
 # upstream siw's perftest runs: each must end with FINs, none with a
